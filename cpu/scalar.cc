@@ -1,0 +1,82 @@
+// The scalar reference backend: the layout functions in a loop, nothing else.
+// Every other backend must produce exactly what this one produces.
+#include <atomic>
+
+#include "probkit/detail/hash_keys.hpp"
+#include "probkit/detail/kernels.hpp"
+#include "probkit/layout/bloom.hpp"
+#include "probkit/layout/hll.hpp"
+
+namespace probkit::detail {
+namespace {
+
+void or_word(std::uint32_t* word, std::uint32_t bits, bool concurrent) {
+  if (bits == 0) return;
+  if (concurrent) {
+    std::atomic_ref<std::uint32_t>(*word).fetch_or(bits, std::memory_order_relaxed);
+  } else {
+    *word |= bits;
+  }
+}
+
+void bloom_add(const BloomRef& f, const std::uint64_t* hashes, std::size_t n, bool concurrent) {
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t h = hashes[i];
+    const std::uint64_t b = layout::block_index(h, f.num_blocks);
+    if (f.layout == BloomLayout::Cacheline512) {
+      std::uint32_t* block = f.words + b * layout::kCachelineWords;
+      const layout::CachelineMask m = layout::cacheline_mask(h, f.k);
+      for (std::uint32_t w = 0; w < layout::kCachelineWords; ++w) or_word(block + w, m.word[w], concurrent);
+    } else {
+      std::uint32_t* block = f.words + b * layout::kSbbfWords;
+      for (std::uint32_t w = 0; w < layout::kSbbfWords; ++w) {
+        or_word(block + w, layout::sbbf_word_bit(h, w), concurrent);
+      }
+    }
+  }
+}
+
+bool bloom_test(const BloomRef& f, std::uint64_t h) {
+  const std::uint64_t b = layout::block_index(h, f.num_blocks);
+  if (f.layout == BloomLayout::Cacheline512) {
+    const std::uint32_t* block = f.words + b * layout::kCachelineWords;
+    const layout::CachelineMask m = layout::cacheline_mask(h, f.k);
+    for (std::uint32_t w = 0; w < layout::kCachelineWords; ++w) {
+      if ((block[w] & m.word[w]) != m.word[w]) return false;
+    }
+    return true;
+  }
+  const std::uint32_t* block = f.words + b * layout::kSbbfWords;
+  for (std::uint32_t w = 0; w < layout::kSbbfWords; ++w) {
+    const std::uint32_t bit = layout::sbbf_word_bit(h, w);
+    if ((block[w] & bit) == 0) return false;
+  }
+  return true;
+}
+
+std::uint64_t bloom_contains(const BloomRef& f, const std::uint64_t* hashes, std::size_t n,
+                             std::uint8_t* out) {
+  std::uint64_t hits = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const bool hit = bloom_test(f, hashes[i]);
+    hits += hit;
+    if (out != nullptr) out[i] = hit;
+  }
+  return hits;
+}
+
+void hll_add(std::uint8_t* registers, std::uint32_t p, const std::uint64_t* hashes, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint32_t j = layout::hll_index(hashes[i], p);
+    const std::uint8_t r = layout::hll_rank(hashes[i], p);
+    if (registers[j] < r) registers[j] = r;
+  }
+}
+
+constexpr CpuKernels kScalar{&hash_keys_reference, &bloom_add, &bloom_contains, &hll_add};
+
+}  // namespace
+
+const CpuKernels& scalar_kernels() { return kScalar; }
+
+}  // namespace probkit::detail

@@ -1,0 +1,48 @@
+// Backends and run-time dispatch (DESIGN.md §6).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace probkit {
+
+enum class Backend : std::uint8_t {
+  Auto,    // PROBKIT_BACKEND if set, else Cuda for device-resident objects, else Simd
+  Scalar,  // the portable reference: the layout functions in a loop
+  Simd,    // Google Highway kernels, best target the CPU supports (or the pinned one)
+  Cuda,    // NVIDIA GPU kernels, for device-resident objects
+};
+
+std::string_view to_string(Backend b);
+// Parses "auto", "scalar", "simd" or "cuda" (case-insensitive); throws Error otherwise.
+Backend parse_backend(std::string_view name);
+
+// What served a bulk call: the backend and, for Simd, the Highway target name
+// ("AVX3", "AVX2", "SSE4", ...); for Cuda the device.
+struct ServedBy {
+  Backend backend = Backend::Auto;
+  std::string target;
+};
+// The backend and target that served the last bulk call made on this thread.
+ServedBy last_served();
+
+// Backends usable on this machine now, Scalar first.
+std::vector<Backend> available_backends();
+
+// Highway targets compiled into the library and supported by this CPU, best
+// first (names as hwy::TargetName gives them).
+std::vector<std::string> simd_targets();
+// Pins the Simd backend to one target (as the environment variable
+// PROBKIT_SIMD_TARGET does); an empty name returns to the best supported.
+// Throws Error for a target not compiled or not supported by this CPU.
+void set_simd_target(std::string_view name);
+// The target the Simd backend uses now.
+std::string simd_target();
+
+// Threads used by bulk CPU calls; 0 means every core (the default, or the
+// environment variable PROBKIT_THREADS). Results are identical for any count.
+void set_threads(unsigned n);
+unsigned threads();
+
+}  // namespace probkit

@@ -1,0 +1,95 @@
+// Blocked Bloom filter: one cache line (cacheline512) or one 32-byte block
+// (parquet_sbbf) per key, so a query is one memory access (DESIGN.md §3).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "probkit/backend.hpp"
+#include "probkit/detail/storage.hpp"
+#include "probkit/keys.hpp"
+#include "probkit/layout/bloom.hpp"
+#include "probkit/layout/hash.hpp"
+
+namespace probkit {
+
+class BloomFilter {
+ public:
+  // A filter of `num_blocks` blocks (1 .. 2^32-1) with `k` probes per key
+  // (cacheline512: 1..16; parquet_sbbf: must be 8). All bits clear.
+  BloomFilter(std::uint64_t num_blocks, std::uint32_t k,
+              BloomLayout layout = BloomLayout::Cacheline512, HashSpec hash = {});
+
+  // The smallest filter whose modelled false-positive rate after `capacity`
+  // distinct keys is at most `fpr`, with k chosen by the same model.
+  static BloomFilter for_capacity(std::uint64_t capacity, double fpr,
+                                  BloomLayout layout = BloomLayout::Cacheline512,
+                                  HashSpec hash = {});
+  // A filter of (at most) `bytes` bytes, rounded down to whole blocks.
+  static BloomFilter for_bytes(std::size_t bytes, std::uint32_t k,
+                               BloomLayout layout = BloomLayout::Cacheline512,
+                               HashSpec hash = {});
+
+  BloomFilter(const BloomFilter& other);
+  BloomFilter& operator=(const BloomFilter& other);
+  BloomFilter(BloomFilter&&) noexcept = default;
+  BloomFilter& operator=(BloomFilter&&) noexcept = default;
+  ~BloomFilter() = default;
+
+  // Bulk insertion of every key of the batch.
+  void add(const Keys& keys, Backend backend = Backend::Auto);
+  // out[i] = 1 if key i may be present, 0 if it is certainly absent.
+  // out.size() must equal keys.size().
+  void contains(const Keys& keys, std::span<std::uint8_t> out,
+                Backend backend = Backend::Auto) const;
+  // Number of keys of the batch that may be present (no per-key output).
+  std::uint64_t count(const Keys& keys, Backend backend = Backend::Auto) const;
+  // One key, for convenience.
+  bool contains(std::string_view key) const;
+  bool contains(std::uint64_t key) const;
+
+  // Bitwise OR / AND with a filter of the same shape and hash (else Error).
+  void union_with(const BloomFilter& other);
+  void intersect_with(const BloomFilter& other);
+  void clear();
+  friend bool operator==(const BloomFilter& a, const BloomFilter& b);
+
+  BloomLayout layout() const { return layout_; }
+  std::uint32_t k() const { return k_; }
+  std::uint64_t num_blocks() const { return num_blocks_; }
+  std::size_t size_bytes() const { return storage_.size(); }
+  std::size_t size_bits() const { return 8 * storage_.size(); }
+  HashSpec hash() const { return hash_; }
+
+  // The raw bitset: num_blocks blocks of little-endian uint32 words.
+  std::span<const std::uint8_t> data() const { return storage_.bytes(); }
+
+  // The blocked-filter model's false-positive rate after n distinct keys.
+  double expected_fpr(std::uint64_t n) const;
+  // Fraction of bits set.
+  double fill_ratio() const;
+  // Distinct keys inserted, estimated from the popcount (Swamidass & Baldi 2007).
+  double estimated_count() const;
+
+  // Native format "PKBF" (docs/FORMAT.md), with an XXH64 checksum.
+  std::vector<std::uint8_t> serialize() const;
+  static BloomFilter deserialize(std::span<const std::uint8_t> bytes);
+
+ private:
+  void check_same_shape(const BloomFilter& other, const char* op) const;
+
+  BloomLayout layout_;
+  std::uint32_t k_;
+  std::uint64_t num_blocks_;
+  HashSpec hash_;
+  detail::Storage storage_;
+};
+
+// The blocked-filter false-positive model of DESIGN.md §3 for n keys in
+// num_blocks blocks with k probes.
+double bloom_model_fpr(BloomLayout layout, std::uint64_t num_blocks, std::uint32_t k,
+                       std::uint64_t n);
+
+}  // namespace probkit

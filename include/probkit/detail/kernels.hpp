@@ -1,0 +1,50 @@
+// The interface every CPU backend implements (scalar reference in
+// cpu/scalar.cc, Highway targets in cpu/simd.cc). The bulk driver
+// (src/bulk.cc) hashes keys in chunks and hands each chunk to these.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "probkit/detail/key_batch.hpp"
+#include "probkit/layout/bloom.hpp"
+#include "probkit/layout/hash.hpp"
+
+namespace probkit::detail {
+
+struct BloomRef {
+  std::uint32_t* words;
+  std::uint64_t num_blocks;
+  std::uint32_t k;
+  BloomLayout layout;
+};
+
+struct CpuKernels {
+  // out[i] = hash of key begin + i, for i < count. Never called for Prehashed.
+  void (*hash)(const KeyBatch& keys, std::size_t begin, std::size_t count, HashSpec spec,
+               std::uint64_t* out);
+  // Sets the bits of n hashed keys. `concurrent`: other threads write the same
+  // filter at the same time, so word updates must be atomic.
+  void (*bloom_add)(const BloomRef& filter, const std::uint64_t* hashes, std::size_t n,
+                    bool concurrent);
+  // out[i] = 1 if hashed key i may be present else 0 (out may be null);
+  // returns the number of 1s.
+  std::uint64_t (*bloom_contains)(const BloomRef& filter, const std::uint64_t* hashes,
+                                  std::size_t n, std::uint8_t* out);
+  // registers[j] = max(registers[j], rank) for each hashed key.
+  void (*hll_add)(std::uint8_t* registers, std::uint32_t p, const std::uint64_t* hashes,
+                  std::size_t n);
+};
+
+const CpuKernels& scalar_kernels();
+
+// One compiled Highway target.
+struct SimdTarget {
+  std::int64_t bit;  // HWY_AVX2 etc.
+  const char* name;  // hwy::TargetName(bit)
+  const CpuKernels* kernels;
+};
+
+// Targets compiled into cpu/simd.cc, best first (whether or not this CPU supports them).
+std::size_t compiled_simd_targets(const SimdTarget** out);
+
+}  // namespace probkit::detail

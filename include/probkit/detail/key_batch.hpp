@@ -1,0 +1,20 @@
+// The type-erased key batch the backends receive.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace probkit::detail {
+
+enum class KeyKind : std::uint8_t { U32, U64, Prehashed, Offsets32, Offsets64, Views };
+
+struct KeyBatch {
+  KeyKind kind = KeyKind::U64;
+  std::size_t n = 0;             // number of keys
+  const void* keys = nullptr;    // U32/U64/Prehashed: n values; Offsets*: n + 1 offsets;
+                                 // Views: n std::string_view
+  const std::uint8_t* data = nullptr;  // Offsets*: the string bytes
+  std::size_t data_size = 0;
+  std::uint8_t memory = 0;       // a probkit::KeyMemory value
+};
+
+}  // namespace probkit::detail

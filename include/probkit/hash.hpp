@@ -1,0 +1,17 @@
+// Public hashing entry points (DESIGN.md §2): XXH64 (default, seed
+// configurable) and MurmurHash64A (Redis mode), for bytes and fixed-width keys.
+#pragma once
+#include <cstdint>
+#include <string_view>
+
+#include "probkit/layout/hash.hpp"
+
+namespace probkit {
+
+inline std::uint64_t hash(std::string_view bytes, HashSpec spec = {}) {
+  return layout::hash_bytes(spec, reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
+}
+inline std::uint64_t hash(std::uint64_t key, HashSpec spec = {}) { return layout::hash_u64(spec, key); }
+inline std::uint64_t hash(std::uint32_t key, HashSpec spec = {}) { return layout::hash_u32(spec, key); }
+
+}  // namespace probkit

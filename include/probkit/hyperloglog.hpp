@@ -1,0 +1,71 @@
+// HyperLogLog with one-byte registers, Ertl's improved estimator, and Redis's
+// string format (DESIGN.md §4, §5).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "probkit/backend.hpp"
+#include "probkit/detail/storage.hpp"
+#include "probkit/keys.hpp"
+#include "probkit/layout/hash.hpp"
+#include "probkit/layout/hll.hpp"
+
+namespace probkit {
+
+class HyperLogLog {
+ public:
+  // 2^p registers, p in [4, 18]. Default hash XXH64 seed 0; HashSpec::redis()
+  // with p = 14 makes a sketch that is Redis's own.
+  explicit HyperLogLog(std::uint32_t p = 14, HashSpec hash = {});
+  // p = 14 with the Redis hash.
+  static HyperLogLog redis();
+
+  HyperLogLog(const HyperLogLog& other);
+  HyperLogLog& operator=(const HyperLogLog& other);
+  HyperLogLog(HyperLogLog&&) noexcept = default;
+  HyperLogLog& operator=(HyperLogLog&&) noexcept = default;
+  ~HyperLogLog() = default;
+
+  void add(const Keys& keys, Backend backend = Backend::Auto);
+
+  // Ertl's improved raw estimator over the register histogram; for Redis-mode
+  // sketches llround(estimate()) equals Redis's PFCOUNT.
+  double estimate() const;
+  // C[r] = number of registers holding r, r = 0 .. 65 - p.
+  std::vector<std::uint32_t> histogram() const;
+
+  // Register-wise max with a sketch of the same hash. A sketch of larger p is
+  // folded down exactly; if `other` has smaller p, this sketch is folded down
+  // to other's p first (as DataSketches unions do).
+  void merge(const HyperLogLog& other);
+  // A copy folded down to precision p (<= this precision).
+  HyperLogLog fold(std::uint32_t p) const;
+  void clear();
+  friend bool operator==(const HyperLogLog& a, const HyperLogLog& b);
+
+  std::uint32_t precision() const { return p_; }
+  std::size_t num_registers() const { return std::size_t{1} << p_; }
+  HashSpec hash() const { return hash_; }
+  std::span<const std::uint8_t> registers() const { return storage_.bytes(); }
+
+  // Native format "PKHL" (docs/FORMAT.md).
+  std::vector<std::uint8_t> serialize() const;
+  static HyperLogLog deserialize(std::span<const std::uint8_t> bytes);
+
+  // Redis strings: export dense (12304 bytes); import dense or sparse.
+  // Export needs p = 14 and the Redis hash.
+  std::vector<std::uint8_t> to_redis() const;
+  static HyperLogLog from_redis(std::span<const std::uint8_t> bytes);
+
+ private:
+  std::uint32_t p_;
+  HashSpec hash_;
+  detail::Storage storage_;
+};
+
+// Ertl's improved estimator from a register histogram C[0 .. 65-p].
+double hll_estimate_from_histogram(std::span<const std::uint32_t> histogram, std::uint32_t p);
+
+}  // namespace probkit

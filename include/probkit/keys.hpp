@@ -1,0 +1,55 @@
+// A non-owning view of a batch of keys of any kind that bulk calls accept
+// (DESIGN.md §2). Validated on construction: a bad batch never reaches a kernel.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "probkit/detail/key_batch.hpp"
+
+namespace probkit {
+
+// Arrow-style variable-length byte strings: key i is data[offsets[i], offsets[i+1]).
+template <class Offset>
+struct StringBatch {
+  static_assert(std::is_same_v<Offset, std::int32_t> || std::is_same_v<Offset, std::int64_t>);
+  std::span<const Offset> offsets;  // n + 1 entries, non-decreasing, within data
+  std::span<const std::uint8_t> data;
+};
+
+// 64-bit hashes computed elsewhere; used as given.
+struct Prehashed {
+  std::span<const std::uint64_t> hashes;
+};
+
+// Says where key memory lives for a device-resident object's bulk call.
+enum class KeyMemory : std::uint8_t { Detect, Host, Device };
+
+class Keys {
+ public:
+  Keys(std::span<const std::uint32_t> keys, KeyMemory where = KeyMemory::Detect);
+  Keys(std::span<const std::uint64_t> keys, KeyMemory where = KeyMemory::Detect);
+  Keys(Prehashed keys, KeyMemory where = KeyMemory::Detect);
+  Keys(StringBatch<std::int32_t> keys, KeyMemory where = KeyMemory::Detect);
+  Keys(StringBatch<std::int64_t> keys, KeyMemory where = KeyMemory::Detect);
+  Keys(std::span<const std::string_view> keys);
+
+  // Convenience for the common owning containers.
+  Keys(std::span<std::uint32_t> keys) : Keys(std::span<const std::uint32_t>(keys)) {}
+  Keys(std::span<std::uint64_t> keys) : Keys(std::span<const std::uint64_t>(keys)) {}
+  Keys(const std::vector<std::uint32_t>& keys) : Keys(std::span<const std::uint32_t>(keys)) {}
+  Keys(const std::vector<std::uint64_t>& keys) : Keys(std::span<const std::uint64_t>(keys)) {}
+  Keys(const std::vector<std::string_view>& keys) : Keys(std::span<const std::string_view>(keys)) {}
+
+  std::size_t size() const { return batch_.n; }
+  bool empty() const { return batch_.n == 0; }
+  const detail::KeyBatch& batch() const { return batch_; }
+
+ private:
+  detail::KeyBatch batch_{};
+};
+
+}  // namespace probkit

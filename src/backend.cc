@@ -1,0 +1,208 @@
+#include <hwy/targets.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cstdlib>
+#include <mutex>
+#include <span>
+#include <string>
+#include <thread>
+
+#include "dispatch.hpp"
+#include "probkit/error.hpp"
+
+namespace probkit {
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string upper(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
+thread_local ServedBy t_last_served;
+
+std::mutex g_pin_mutex;
+std::string g_pinned_target;  // set_simd_target(); empty = not pinned by the API
+std::atomic<unsigned> g_threads{0};
+std::atomic<bool> g_threads_set{false};
+
+std::span<const detail::SimdTarget> compiled() {
+  const detail::SimdTarget* targets = nullptr;
+  const std::size_t n = detail::compiled_simd_targets(&targets);
+  return {targets, n};
+}
+
+bool cpu_supports(std::int64_t bit) { return (hwy::SupportedTargets() & bit) != 0; }
+
+std::string supported_list() {
+  std::string s;
+  for (const auto& t : compiled()) {
+    if (!cpu_supports(t.bit)) continue;
+    if (!s.empty()) s += ", ";
+    s += t.name;
+  }
+  return s.empty() ? "none" : s;
+}
+
+// The pinned target name: the API's pin, else PROBKIT_SIMD_TARGET, else empty.
+std::string pinned_target() {
+  {
+    std::lock_guard lock(g_pin_mutex);
+    if (!g_pinned_target.empty()) return g_pinned_target;
+  }
+  const char* env = std::getenv("PROBKIT_SIMD_TARGET");
+  return env != nullptr ? upper(env) : std::string();
+}
+
+const detail::SimdTarget& find_target(const std::string& name) {
+  for (const auto& t : compiled()) {
+    if (upper(t.name) == name) {
+      if (!cpu_supports(t.bit)) {
+        throw Error("SIMD target " + name + " is not supported by this CPU (supported: " +
+                    supported_list() + ")");
+      }
+      return t;
+    }
+  }
+  throw Error("SIMD target " + name + " is not compiled into probkit (supported: " +
+              supported_list() + ")");
+}
+
+// Best compiled target the CPU supports (lower Highway bits are better), or null.
+const detail::SimdTarget* best_target() {
+  const detail::SimdTarget* best = nullptr;
+  for (const auto& t : compiled()) {
+    if (cpu_supports(t.bit) && (best == nullptr || t.bit < best->bit)) best = &t;
+  }
+  return best;
+}
+
+const detail::SimdTarget& simd_choice() {
+  const std::string pin = pinned_target();
+  if (!pin.empty()) return find_target(pin);
+  const detail::SimdTarget* best = best_target();
+  if (best == nullptr) throw Error("backend simd is not available: no Highway target compiled for this CPU");
+  return *best;
+}
+
+}  // namespace
+
+std::string_view to_string(Backend b) {
+  switch (b) {
+    case Backend::Auto: return "auto";
+    case Backend::Scalar: return "scalar";
+    case Backend::Simd: return "simd";
+    case Backend::Cuda: return "cuda";
+  }
+  return "unknown";
+}
+
+Backend parse_backend(std::string_view name) {
+  const std::string n = lower(name);
+  if (n == "auto") return Backend::Auto;
+  if (n == "scalar") return Backend::Scalar;
+  if (n == "simd") return Backend::Simd;
+  if (n == "cuda") return Backend::Cuda;
+  throw Error("unknown backend '" + std::string(name) + "' (valid: auto, scalar, simd, cuda)");
+}
+
+ServedBy last_served() { return t_last_served; }
+
+std::vector<Backend> available_backends() {
+  std::vector<Backend> out{Backend::Scalar};
+  if (best_target() != nullptr) out.push_back(Backend::Simd);
+  if (detail::cuda_device_count() > 0) out.push_back(Backend::Cuda);
+  return out;
+}
+
+std::vector<std::string> simd_targets() {
+  std::vector<const detail::SimdTarget*> ts;
+  for (const auto& t : compiled()) {
+    if (cpu_supports(t.bit)) ts.push_back(&t);
+  }
+  std::sort(ts.begin(), ts.end(), [](auto* a, auto* b) { return a->bit < b->bit; });
+  std::vector<std::string> out;
+  for (const auto* t : ts) out.emplace_back(t->name);
+  return out;
+}
+
+void set_simd_target(std::string_view name) {
+  const std::string n = upper(name);
+  if (!n.empty()) (void)find_target(n);  // validate before pinning
+  std::lock_guard lock(g_pin_mutex);
+  g_pinned_target = n;
+}
+
+std::string simd_target() { return simd_choice().name; }
+
+void set_threads(unsigned n) {
+  g_threads.store(n);
+  g_threads_set.store(true);
+}
+
+unsigned threads() {
+  unsigned n = g_threads.load();
+  if (!g_threads_set.load()) {
+    if (const char* env = std::getenv("PROBKIT_THREADS")) {
+      char* end = nullptr;
+      const unsigned long v = std::strtoul(env, &end, 10);
+      if (end == env || *end != '\0' || v > 4096) {
+        throw Error(std::string("PROBKIT_THREADS='") + env + "' is not a thread count in [0, 4096]");
+      }
+      n = static_cast<unsigned>(v);
+    }
+  }
+  if (n == 0) n = std::max(1u, std::thread::hardware_concurrency());
+  return n;
+}
+
+namespace detail {
+
+Backend backend_from_environment() {
+  const char* env = std::getenv("PROBKIT_BACKEND");
+  if (env == nullptr || *env == '\0') return Backend::Auto;
+  try {
+    return parse_backend(env);
+  } catch (const Error&) {
+    throw Error(std::string("PROBKIT_BACKEND='") + env + "' is not a backend (valid: auto, scalar, simd, cuda)");
+  }
+}
+
+CpuChoice resolve_cpu(Backend requested) {
+  Backend b = requested == Backend::Auto ? backend_from_environment() : requested;
+  if (b == Backend::Auto) b = best_target() != nullptr ? Backend::Simd : Backend::Scalar;
+  switch (b) {
+    case Backend::Scalar: return {Backend::Scalar, &scalar_kernels(), "scalar"};
+    case Backend::Simd: {
+      const SimdTarget& t = simd_choice();
+      return {Backend::Simd, t.kernels, t.name};
+    }
+    case Backend::Cuda:
+      throw Error("backend cuda cannot serve a host-resident object; move it with to_device() first");
+    case Backend::Auto: break;
+  }
+  throw Error("unresolvable backend");
+}
+
+void note_served(Backend backend, std::string_view target) {
+  t_last_served.backend = backend;
+  t_last_served.target.assign(target);
+}
+
+unsigned workers_for(std::size_t n) {
+  // Below this many keys per thread, starting a thread costs more than it saves.
+  constexpr std::size_t kMinKeysPerWorker = std::size_t{1} << 15;
+  const std::size_t by_size = std::max<std::size_t>(1, n / kMinKeysPerWorker);
+  return static_cast<unsigned>(std::min<std::size_t>(threads(), by_size));
+}
+
+}  // namespace detail
+}  // namespace probkit

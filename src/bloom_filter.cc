@@ -1,0 +1,225 @@
+#include "probkit/bloom_filter.hpp"
+
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "bulk.hpp"
+#include "bytes.hpp"
+#include "dispatch.hpp"
+#include "probkit/error.hpp"
+
+namespace probkit {
+namespace {
+
+constexpr std::uint64_t kMaxBlocks = 0xFFFFFFFFULL;
+
+void validate_hash(HashSpec hash, const char* where) {
+  if (hash.kind != HashKind::Xxh64 && hash.kind != HashKind::Murmur64A) {
+    throw Error(std::string(where) + ": unknown hash kind " + std::to_string(static_cast<int>(hash.kind)) +
+                " (valid: 1 = xxh64, 2 = murmur64a)");
+  }
+}
+
+void validate_shape(std::uint64_t num_blocks, std::uint32_t k, BloomLayout layout, const char* where) {
+  if (layout != BloomLayout::Cacheline512 && layout != BloomLayout::ParquetSbbf) {
+    throw Error(std::string(where) + ": unknown layout " + std::to_string(static_cast<int>(layout)) +
+                " (valid: 1 = cacheline512, 2 = parquet_sbbf)");
+  }
+  if (num_blocks < 1 || num_blocks > kMaxBlocks) {
+    throw Error(std::string(where) + ": num_blocks = " + std::to_string(num_blocks) +
+                " is outside [1, 2^32-1]");
+  }
+  if (layout == BloomLayout::Cacheline512 && (k < 1 || k > layout::kMaxCachelineK)) {
+    throw Error(std::string(where) + ": k = " + std::to_string(k) + " is outside [1, 16] for cacheline512");
+  }
+  if (layout == BloomLayout::ParquetSbbf && k != layout::kSbbfK) {
+    throw Error(std::string(where) + ": k = " + std::to_string(k) + " but parquet_sbbf always uses k = 8");
+  }
+}
+
+detail::BloomRef ref_of(std::uint8_t* data, std::uint64_t nb, std::uint32_t k, BloomLayout layout) {
+  return {reinterpret_cast<std::uint32_t*>(data), nb, k, layout};
+}
+
+constexpr std::size_t kHeaderBytes = 32;
+constexpr std::uint16_t kFormatVersion = 1;
+
+}  // namespace
+
+BloomFilter::BloomFilter(std::uint64_t num_blocks, std::uint32_t k, BloomLayout layout, HashSpec hash)
+    : layout_(layout), k_(k), num_blocks_(num_blocks), hash_(hash) {
+  validate_shape(num_blocks, k, layout, "BloomFilter");
+  validate_hash(hash, "BloomFilter");
+  storage_ = detail::Storage(num_blocks * layout::block_bytes(layout));
+}
+
+BloomFilter BloomFilter::for_bytes(std::size_t bytes, std::uint32_t k, BloomLayout layout, HashSpec hash) {
+  if (layout != BloomLayout::Cacheline512 && layout != BloomLayout::ParquetSbbf) {
+    validate_shape(1, k, layout, "for_bytes");
+  }
+  const std::uint64_t nb = bytes / layout::block_bytes(layout);
+  if (nb == 0) {
+    throw Error("for_bytes: " + std::to_string(bytes) + " bytes is less than one " +
+                std::to_string(layout::block_bytes(layout)) + "-byte block");
+  }
+  return BloomFilter(nb, k, layout, hash);
+}
+
+BloomFilter::BloomFilter(const BloomFilter& other) = default;
+BloomFilter& BloomFilter::operator=(const BloomFilter& other) = default;
+
+void BloomFilter::add(const Keys& keys, Backend backend) {
+  const detail::CpuChoice c = detail::resolve_cpu(backend);
+  const detail::KeyBatch& kb = keys.batch();
+  const unsigned workers = detail::workers_for(kb.n);
+  const detail::BloomRef f = ref_of(storage_.data(), num_blocks_, k_, layout_);
+  detail::for_each_hash_chunk(*c.kernels, kb, hash_, workers,
+                              [&](unsigned, std::size_t, const std::uint64_t* h, std::size_t n) {
+                                c.kernels->bloom_add(f, h, n, workers > 1);
+                              });
+  detail::note_served(c.backend, c.target);
+}
+
+void BloomFilter::contains(const Keys& keys, std::span<std::uint8_t> out, Backend backend) const {
+  if (out.size() != keys.size()) {
+    throw Error("contains: output has " + std::to_string(out.size()) + " entries for " +
+                std::to_string(keys.size()) + " keys");
+  }
+  if (out.data() == nullptr && !out.empty()) throw Error("contains: output pointer is null");
+  const detail::CpuChoice c = detail::resolve_cpu(backend);
+  const detail::KeyBatch& kb = keys.batch();
+  const detail::BloomRef f = ref_of(const_cast<std::uint8_t*>(storage_.data()), num_blocks_, k_, layout_);
+  detail::for_each_hash_chunk(*c.kernels, kb, hash_, detail::workers_for(kb.n),
+                              [&](unsigned, std::size_t first, const std::uint64_t* h, std::size_t n) {
+                                c.kernels->bloom_contains(f, h, n, out.data() + first);
+                              });
+  detail::note_served(c.backend, c.target);
+}
+
+std::uint64_t BloomFilter::count(const Keys& keys, Backend backend) const {
+  const detail::CpuChoice c = detail::resolve_cpu(backend);
+  const detail::KeyBatch& kb = keys.batch();
+  const unsigned workers = detail::workers_for(kb.n);
+  std::vector<std::uint64_t> hits(workers, 0);
+  const detail::BloomRef f = ref_of(const_cast<std::uint8_t*>(storage_.data()), num_blocks_, k_, layout_);
+  detail::for_each_hash_chunk(*c.kernels, kb, hash_, workers,
+                              [&](unsigned w, std::size_t, const std::uint64_t* h, std::size_t n) {
+                                hits[w] += c.kernels->bloom_contains(f, h, n, nullptr);
+                              });
+  detail::note_served(c.backend, c.target);
+  std::uint64_t total = 0;
+  for (std::uint64_t x : hits) total += x;
+  return total;
+}
+
+bool BloomFilter::contains(std::string_view key) const {
+  const std::string_view one[1] = {key};
+  return count(Keys(std::span<const std::string_view>(one))) == 1;
+}
+
+bool BloomFilter::contains(std::uint64_t key) const {
+  const std::uint64_t one[1] = {key};
+  return count(Keys(std::span<const std::uint64_t>(one))) == 1;
+}
+
+void BloomFilter::check_same_shape(const BloomFilter& other, const char* op) const {
+  if (layout_ != other.layout_ || k_ != other.k_ || num_blocks_ != other.num_blocks_) {
+    throw Error(std::string(op) + ": filters differ in shape (layout " +
+                std::to_string(static_cast<int>(layout_)) + "/" + std::to_string(static_cast<int>(other.layout_)) +
+                ", k " + std::to_string(k_) + "/" + std::to_string(other.k_) + ", blocks " +
+                std::to_string(num_blocks_) + "/" + std::to_string(other.num_blocks_) + ")");
+  }
+  if (!(hash_ == other.hash_)) {
+    throw Error(std::string(op) + ": filters use different hashes (kind " +
+                std::to_string(static_cast<int>(hash_.kind)) + " seed " + std::to_string(hash_.seed) +
+                " vs kind " + std::to_string(static_cast<int>(other.hash_.kind)) + " seed " +
+                std::to_string(other.hash_.seed) + ")");
+  }
+}
+
+void BloomFilter::union_with(const BloomFilter& other) {
+  check_same_shape(other, "union_with");
+  auto* a = storage_.as<std::uint64_t>();
+  const auto* b = other.storage_.as<std::uint64_t>();
+  for (std::size_t i = 0; i < storage_.size() / 8; ++i) a[i] |= b[i];
+}
+
+void BloomFilter::intersect_with(const BloomFilter& other) {
+  check_same_shape(other, "intersect_with");
+  auto* a = storage_.as<std::uint64_t>();
+  const auto* b = other.storage_.as<std::uint64_t>();
+  for (std::size_t i = 0; i < storage_.size() / 8; ++i) a[i] &= b[i];
+}
+
+void BloomFilter::clear() { std::fill_n(storage_.data(), storage_.size(), std::uint8_t{0}); }
+
+bool operator==(const BloomFilter& a, const BloomFilter& b) {
+  return a.layout_ == b.layout_ && a.k_ == b.k_ && a.num_blocks_ == b.num_blocks_ && a.hash_ == b.hash_ &&
+         std::equal(a.data().begin(), a.data().end(), b.data().begin());
+}
+
+double BloomFilter::fill_ratio() const {
+  std::uint64_t ones = 0;
+  const auto* w = storage_.as<std::uint64_t>();
+  for (std::size_t i = 0; i < storage_.size() / 8; ++i) ones += std::popcount(w[i]);
+  return static_cast<double>(ones) / static_cast<double>(size_bits());
+}
+
+double BloomFilter::estimated_count() const {
+  // Swamidass & Baldi (2007): n ~= -(m / k) ln(1 - X / m), X = bits set.
+  const double fill = fill_ratio();
+  if (fill >= 1.0) return std::numeric_limits<double>::infinity();
+  return -static_cast<double>(size_bits()) / k_ * std::log1p(-fill);
+}
+
+std::vector<std::uint8_t> BloomFilter::serialize() const {
+  detail::ByteWriter w(kHeaderBytes + storage_.size() + 8);
+  w.bytes("PKBF", 4);
+  w.le<std::uint16_t>(kFormatVersion);
+  w.le<std::uint8_t>(static_cast<std::uint8_t>(layout_));
+  w.le<std::uint8_t>(static_cast<std::uint8_t>(k_));
+  w.le<std::uint8_t>(static_cast<std::uint8_t>(hash_.kind));
+  w.zeros(7);
+  w.le<std::uint64_t>(hash_.seed);
+  w.le<std::uint64_t>(num_blocks_);
+  w.bytes(storage_.data(), storage_.size());
+  return w.finish_with_checksum();
+}
+
+BloomFilter BloomFilter::deserialize(std::span<const std::uint8_t> bytes) {
+  using detail::read_le;
+  if (bytes.data() == nullptr && !bytes.empty()) throw Error("PKBF: null pointer with non-zero length");
+  if (bytes.size() < kHeaderBytes + 8) {
+    throw Error("PKBF: truncated: " + std::to_string(bytes.size()) + " bytes is shorter than the " +
+                std::to_string(kHeaderBytes + 8) + "-byte header and checksum");
+  }
+  const std::uint8_t* p = bytes.data();
+  if (std::memcmp(p, "PKBF", 4) != 0) throw Error("PKBF: bad magic (not a probkit Bloom filter)");
+  const auto version = read_le<std::uint16_t>(p + 4);
+  if (version != kFormatVersion) {
+    throw Error("PKBF: unsupported format version " + std::to_string(version) + " (this build reads 1)");
+  }
+  const auto layout = static_cast<BloomLayout>(p[6]);
+  const std::uint32_t k = p[7];
+  const HashSpec hash{static_cast<HashKind>(p[8]), read_le<std::uint64_t>(p + 16)};
+  for (int i = 9; i < 16; ++i) {
+    if (p[i] != 0) throw Error("PKBF: reserved byte " + std::to_string(i) + " is not zero");
+  }
+  const auto num_blocks = read_le<std::uint64_t>(p + 24);
+  validate_shape(num_blocks, k, layout, "PKBF");
+  validate_hash(hash, "PKBF");
+  const std::uint64_t payload = num_blocks * layout::block_bytes(layout);
+  if (bytes.size() - kHeaderBytes - 8 != payload) {
+    throw Error("PKBF: length " + std::to_string(bytes.size()) + " does not match num_blocks = " +
+                std::to_string(num_blocks) + " (expected " + std::to_string(payload + kHeaderBytes + 8) +
+                " bytes)");
+  }
+  detail::verify_checksum(bytes, "PKBF");
+  BloomFilter f(num_blocks, k, layout, hash);
+  std::memcpy(f.storage_.data(), p + kHeaderBytes, payload);
+  return f;
+}
+
+}  // namespace probkit

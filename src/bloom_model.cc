@@ -1,0 +1,95 @@
+// The blocked Bloom filter false-positive model (DESIGN.md §3) and sizing.
+#include <cmath>
+#include <string>
+
+#include "probkit/bloom_filter.hpp"
+#include "probkit/error.hpp"
+
+namespace probkit {
+namespace {
+
+// P(a key falls in a block already holding i keys) = Pois(i; lambda); a query
+// is a false positive when all its bits are set in its block:
+//   cacheline512: (1 - (1 - 1/B)^(i k))^k with B = 512 bits;
+//   parquet_sbbf: (1 - (1 - 1/32)^i)^8 (one bit per 32-bit word).
+double poisson_mixture(double lambda, BloomLayout layout, std::uint32_t k) {
+  if (lambda <= 0) return 0.0;
+  const double sd = std::sqrt(lambda);
+  const double lo = std::max(0.0, std::floor(lambda - 14 * sd - 20));
+  const double hi = lambda + 14 * sd + 40;
+  const double log_lambda = std::log(lambda);
+  double sum = 0.0;
+  for (double i = lo; i <= hi; i += 1) {
+    const double pois = std::exp(-lambda + i * log_lambda - std::lgamma(i + 1));
+    double fp;
+    if (layout == BloomLayout::Cacheline512) {
+      fp = std::pow(1.0 - std::pow(1.0 - 1.0 / 512, i * k), k);
+    } else {
+      fp = std::pow(1.0 - std::pow(1.0 - 1.0 / 32, i), 8);
+    }
+    sum += pois * fp;
+  }
+  return std::min(1.0, sum);
+}
+
+constexpr std::uint64_t kMaxBlocks = 0xFFFFFFFFULL;
+
+}  // namespace
+
+double bloom_model_fpr(BloomLayout layout, std::uint64_t num_blocks, std::uint32_t k,
+                       std::uint64_t n) {
+  if (num_blocks == 0) throw Error("bloom_model_fpr: num_blocks must be >= 1");
+  return poisson_mixture(static_cast<double>(n) / static_cast<double>(num_blocks), layout, k);
+}
+
+BloomFilter BloomFilter::for_capacity(std::uint64_t capacity, double fpr, BloomLayout layout,
+                                      HashSpec hash) {
+  if (capacity == 0) throw Error("for_capacity: capacity must be >= 1 (got 0)");
+  if (!(fpr > 0.0 && fpr < 1.0)) {
+    throw Error("for_capacity: fpr must be in (0, 1) (got " + std::to_string(fpr) + ")");
+  }
+  if (layout != BloomLayout::Cacheline512 && layout != BloomLayout::ParquetSbbf) {
+    throw Error("for_capacity: unknown layout " + std::to_string(static_cast<int>(layout)));
+  }
+  const double block_bits = layout == BloomLayout::Cacheline512 ? 512.0 : 256.0;
+  // No filter beats log2(1/fpr) bits per key: a lower bound for the search.
+  const double min_bits = static_cast<double>(capacity) * std::log2(1.0 / fpr);
+  const std::uint64_t lo_bound =
+      std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::min(min_bits / block_bits, double(kMaxBlocks))));
+
+  auto smallest_blocks = [&](std::uint32_t k) -> std::uint64_t {  // 0 = impossible
+    if (bloom_model_fpr(layout, kMaxBlocks, k, capacity) > fpr) return 0;
+    std::uint64_t lo = lo_bound, hi = kMaxBlocks;  // invariant: model(hi) <= fpr
+    if (bloom_model_fpr(layout, lo, k, capacity) <= fpr) return lo;
+    while (hi - lo > 1) {
+      const std::uint64_t mid = lo + (hi - lo) / 2;
+      if (bloom_model_fpr(layout, mid, k, capacity) <= fpr) hi = mid; else lo = mid;
+    }
+    return hi;
+  };
+
+  std::uint64_t best_blocks = 0;
+  std::uint32_t best_k = layout::kSbbfK;
+  if (layout == BloomLayout::ParquetSbbf) {
+    best_blocks = smallest_blocks(layout::kSbbfK);
+  } else {
+    for (std::uint32_t k = 1; k <= layout::kMaxCachelineK; ++k) {
+      const std::uint64_t nb = smallest_blocks(k);
+      if (nb != 0 && (best_blocks == 0 || nb < best_blocks)) {
+        best_blocks = nb;
+        best_k = k;
+      }
+    }
+  }
+  if (best_blocks == 0) {
+    throw Error("for_capacity: " + std::to_string(capacity) + " keys at fpr " + std::to_string(fpr) +
+                " need more than 2^32-1 blocks");
+  }
+  return BloomFilter(best_blocks, best_k, layout, hash);
+}
+
+double BloomFilter::expected_fpr(std::uint64_t n) const {
+  return bloom_model_fpr(layout_, num_blocks_, k_, n);
+}
+
+}  // namespace probkit

@@ -1,0 +1,34 @@
+// Internal: resolving Backend::Auto and friends to the code that runs.
+#pragma once
+#include <string_view>
+
+#include "probkit/backend.hpp"
+#include "probkit/detail/kernels.hpp"
+
+namespace probkit::detail {
+
+struct CpuChoice {
+  Backend backend;           // Scalar or Simd
+  const CpuKernels* kernels;
+  const char* target;        // "scalar" or the Highway target name
+};
+
+// For a host-resident object: Auto -> PROBKIT_BACKEND, else Simd if compiled
+// and supported, else Scalar. Cuda (asked for, or from the environment) is an
+// Error naming the reason. Records nothing; call note_served() once it ran.
+CpuChoice resolve_cpu(Backend requested);
+
+// Backend::Auto resolved through PROBKIT_BACKEND only (Auto if unset).
+Backend backend_from_environment();
+
+void note_served(Backend backend, std::string_view target);
+
+// Worker threads for a bulk call of n keys (at least 1).
+unsigned workers_for(std::size_t n);
+
+}  // namespace probkit::detail
+
+namespace probkit::detail {
+// Number of CUDA devices usable now; 0 when built without CUDA or none found.
+int cuda_device_count();
+}  // namespace probkit::detail

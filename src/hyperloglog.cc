@@ -1,0 +1,164 @@
+#include "probkit/hyperloglog.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <string>
+
+#include "bulk.hpp"
+#include "bytes.hpp"
+#include "dispatch.hpp"
+#include "probkit/error.hpp"
+
+namespace probkit {
+namespace {
+
+void validate(std::uint32_t p, HashSpec hash, const char* where) {
+  if (p < layout::kHllMinPrecision || p > layout::kHllMaxPrecision) {
+    throw Error(std::string(where) + ": precision p = " + std::to_string(p) + " is outside [4, 18]");
+  }
+  if (hash.kind != HashKind::Xxh64 && hash.kind != HashKind::Murmur64A) {
+    throw Error(std::string(where) + ": unknown hash kind " + std::to_string(static_cast<int>(hash.kind)) +
+                " (valid: 1 = xxh64, 2 = murmur64a)");
+  }
+}
+
+void max_into(std::uint8_t* dst, const std::uint8_t* src, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) dst[i] = std::max(dst[i], src[i]);
+}
+
+constexpr std::size_t kHeaderBytes = 16;
+constexpr std::uint16_t kFormatVersion = 1;
+
+}  // namespace
+
+HyperLogLog::HyperLogLog(std::uint32_t p, HashSpec hash) : p_(p), hash_(hash) {
+  validate(p, hash, "HyperLogLog");
+  storage_ = detail::Storage(std::size_t{1} << p);
+}
+
+HyperLogLog HyperLogLog::redis() { return HyperLogLog(14, HashSpec::redis()); }
+
+HyperLogLog::HyperLogLog(const HyperLogLog& other) = default;
+HyperLogLog& HyperLogLog::operator=(const HyperLogLog& other) = default;
+
+void HyperLogLog::add(const Keys& keys, Backend backend) {
+  const detail::CpuChoice c = detail::resolve_cpu(backend);
+  const detail::KeyBatch& kb = keys.batch();
+  const unsigned workers = detail::workers_for(kb.n);
+  const std::size_t m = num_registers();
+  // Worker 0 updates the sketch; the others update private copies merged by
+  // max afterwards (max is order-independent, so any thread count agrees).
+  std::vector<detail::Storage> copies;
+  for (unsigned w = 1; w < workers; ++w) copies.emplace_back(m);
+  detail::for_each_hash_chunk(*c.kernels, kb, hash_, workers,
+                              [&](unsigned w, std::size_t, const std::uint64_t* h, std::size_t n) {
+                                std::uint8_t* regs = w == 0 ? storage_.data() : copies[w - 1].data();
+                                c.kernels->hll_add(regs, p_, h, n);
+                              });
+  for (const auto& copy : copies) max_into(storage_.data(), copy.data(), m);
+  detail::note_served(c.backend, c.target);
+}
+
+std::vector<std::uint32_t> HyperLogLog::histogram() const {
+  std::vector<std::uint32_t> c(66 - p_, 0);
+  for (std::uint8_t r : registers()) ++c[r];
+  return c;
+}
+
+double HyperLogLog::estimate() const { return hll_estimate_from_histogram(histogram(), p_); }
+
+HyperLogLog HyperLogLog::fold(std::uint32_t p) const {
+  if (p > p_ || p < layout::kHllMinPrecision) {
+    throw Error("fold: target precision " + std::to_string(p) + " is outside [4, " + std::to_string(p_) + "]");
+  }
+  HyperLogLog out(p, hash_);
+  const std::uint32_t shift = p_ - p;
+  const std::uint32_t low_mask = (1u << p) - 1;
+  const std::uint8_t* src = storage_.data();
+  std::uint8_t* dst = out.storage_.data();
+  for (std::uint32_t j = 0; j < num_registers(); ++j) {
+    const std::uint8_t r = src[j];
+    if (r == 0) continue;
+    // The index bits j >> p were rank bits at precision p: if any is set, the
+    // rank at p comes from them; else it is r plus the `shift` zero bits.
+    const std::uint32_t high = j >> p;
+    const auto folded = static_cast<std::uint8_t>(high != 0 ? std::countr_zero(high) + 1 : r + shift);
+    std::uint8_t& d = dst[j & low_mask];
+    d = std::max(d, folded);
+  }
+  return out;
+}
+
+void HyperLogLog::merge(const HyperLogLog& other) {
+  if (!(hash_ == other.hash_)) {
+    throw Error("merge: sketches use different hashes (kind " + std::to_string(static_cast<int>(hash_.kind)) +
+                " seed " + std::to_string(hash_.seed) + " vs kind " +
+                std::to_string(static_cast<int>(other.hash_.kind)) + " seed " + std::to_string(other.hash_.seed) +
+                ")");
+  }
+  if (other.p_ == p_) {
+    max_into(storage_.data(), other.storage_.data(), num_registers());
+  } else if (other.p_ > p_) {
+    const HyperLogLog folded = other.fold(p_);
+    max_into(storage_.data(), folded.storage_.data(), num_registers());
+  } else {
+    HyperLogLog folded = fold(other.p_);  // built fully before this changes
+    max_into(folded.storage_.data(), other.storage_.data(), folded.num_registers());
+    *this = std::move(folded);
+  }
+}
+
+void HyperLogLog::clear() { std::fill_n(storage_.data(), storage_.size(), std::uint8_t{0}); }
+
+bool operator==(const HyperLogLog& a, const HyperLogLog& b) {
+  return a.p_ == b.p_ && a.hash_ == b.hash_ &&
+         std::equal(a.registers().begin(), a.registers().end(), b.registers().begin());
+}
+
+std::vector<std::uint8_t> HyperLogLog::serialize() const {
+  detail::ByteWriter w(kHeaderBytes + storage_.size() + 8);
+  w.bytes("PKHL", 4);
+  w.le<std::uint16_t>(kFormatVersion);
+  w.le<std::uint8_t>(static_cast<std::uint8_t>(p_));
+  w.le<std::uint8_t>(static_cast<std::uint8_t>(hash_.kind));
+  w.le<std::uint64_t>(hash_.seed);
+  w.bytes(storage_.data(), storage_.size());
+  return w.finish_with_checksum();
+}
+
+HyperLogLog HyperLogLog::deserialize(std::span<const std::uint8_t> bytes) {
+  using detail::read_le;
+  if (bytes.data() == nullptr && !bytes.empty()) throw Error("PKHL: null pointer with non-zero length");
+  if (bytes.size() < kHeaderBytes + 8) {
+    throw Error("PKHL: truncated: " + std::to_string(bytes.size()) + " bytes is shorter than the " +
+                std::to_string(kHeaderBytes + 8) + "-byte header and checksum");
+  }
+  const std::uint8_t* p = bytes.data();
+  if (std::memcmp(p, "PKHL", 4) != 0) throw Error("PKHL: bad magic (not a probkit HyperLogLog)");
+  const auto version = read_le<std::uint16_t>(p + 4);
+  if (version != kFormatVersion) {
+    throw Error("PKHL: unsupported format version " + std::to_string(version) + " (this build reads 1)");
+  }
+  const std::uint32_t precision = p[6];
+  const HashSpec hash{static_cast<HashKind>(p[7]), read_le<std::uint64_t>(p + 8)};
+  validate(precision, hash, "PKHL");
+  const std::size_t m = std::size_t{1} << precision;
+  if (bytes.size() != kHeaderBytes + m + 8) {
+    throw Error("PKHL: length " + std::to_string(bytes.size()) + " does not match p = " +
+                std::to_string(precision) + " (expected " + std::to_string(kHeaderBytes + m + 8) + " bytes)");
+  }
+  detail::verify_checksum(bytes, "PKHL");
+  const std::uint8_t max_rank = static_cast<std::uint8_t>(layout::hll_max_rank(precision));
+  for (std::size_t j = 0; j < m; ++j) {
+    if (p[kHeaderBytes + j] > max_rank) {
+      throw Error("PKHL: register " + std::to_string(j) + " = " + std::to_string(p[kHeaderBytes + j]) +
+                  " exceeds the maximum rank " + std::to_string(max_rank) + " for p = " + std::to_string(precision));
+    }
+  }
+  HyperLogLog h(precision, hash);
+  std::memcpy(h.storage_.data(), p + kHeaderBytes, m);
+  return h;
+}
+
+}  // namespace probkit

@@ -1,0 +1,83 @@
+#include "probkit/keys.hpp"
+
+#include <string>
+
+#include "probkit/error.hpp"
+
+namespace probkit {
+namespace {
+
+template <class T>
+detail::KeyBatch fixed_width(std::span<const T> keys, detail::KeyKind kind, KeyMemory where,
+                             const char* what) {
+  if (keys.data() == nullptr && !keys.empty()) {
+    throw Error(std::string(what) + " batch has a null pointer and " + std::to_string(keys.size()) +
+                " keys");
+  }
+  detail::KeyBatch b;
+  b.kind = kind;
+  b.n = keys.size();
+  b.keys = keys.data();
+  b.memory = static_cast<std::uint8_t>(where);
+  return b;
+}
+
+// Offsets must be n + 1 non-negative, non-decreasing values within data.
+// Device-resident offsets are validated by the CUDA backend before it writes.
+template <class Offset>
+detail::KeyBatch strings(StringBatch<Offset> s, detail::KeyKind kind, KeyMemory where) {
+  const char* name = sizeof(Offset) == 4 ? "string batch (int32 offsets)" : "string batch (int64 offsets)";
+  if (s.offsets.data() == nullptr && !s.offsets.empty()) {
+    throw Error(std::string(name) + ": offsets pointer is null with " +
+                std::to_string(s.offsets.size()) + " entries");
+  }
+  if (s.data.data() == nullptr && !s.data.empty()) {
+    throw Error(std::string(name) + ": data pointer is null with " + std::to_string(s.data.size()) +
+                " bytes");
+  }
+  detail::KeyBatch b;
+  b.kind = kind;
+  b.n = s.offsets.empty() ? 0 : s.offsets.size() - 1;
+  b.keys = s.offsets.data();
+  b.data = s.data.data();
+  b.data_size = s.data.size();
+  b.memory = static_cast<std::uint8_t>(where);
+  if (where == KeyMemory::Device) return b;
+  for (std::size_t i = 0; i < s.offsets.size(); ++i) {
+    const Offset o = s.offsets[i];
+    if (o < 0 || static_cast<std::uint64_t>(o) > s.data.size()) {
+      throw Error(std::string(name) + ": offsets[" + std::to_string(i) + "] = " + std::to_string(o) +
+                  " is outside the data (0 .. " + std::to_string(s.data.size()) + ")");
+    }
+    if (i > 0 && o < s.offsets[i - 1]) {
+      throw Error(std::string(name) + ": offsets[" + std::to_string(i) + "] = " + std::to_string(o) +
+                  " is less than offsets[" + std::to_string(i - 1) + "] = " +
+                  std::to_string(s.offsets[i - 1]));
+    }
+  }
+  return b;
+}
+
+}  // namespace
+
+Keys::Keys(std::span<const std::uint32_t> keys, KeyMemory where)
+    : batch_(fixed_width(keys, detail::KeyKind::U32, where, "uint32")) {}
+Keys::Keys(std::span<const std::uint64_t> keys, KeyMemory where)
+    : batch_(fixed_width(keys, detail::KeyKind::U64, where, "uint64")) {}
+Keys::Keys(Prehashed keys, KeyMemory where)
+    : batch_(fixed_width(keys.hashes, detail::KeyKind::Prehashed, where, "pre-hashed")) {}
+Keys::Keys(StringBatch<std::int32_t> keys, KeyMemory where)
+    : batch_(strings(keys, detail::KeyKind::Offsets32, where)) {}
+Keys::Keys(StringBatch<std::int64_t> keys, KeyMemory where)
+    : batch_(strings(keys, detail::KeyKind::Offsets64, where)) {}
+Keys::Keys(std::span<const std::string_view> keys)
+    : batch_(fixed_width(keys, detail::KeyKind::Views, KeyMemory::Host, "string_view")) {
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (keys[i].data() == nullptr && !keys[i].empty()) {
+      throw Error("string_view batch: key " + std::to_string(i) + " has a null pointer and " +
+                  std::to_string(keys[i].size()) + " bytes");
+    }
+  }
+}
+
+}  // namespace probkit

@@ -1,0 +1,46 @@
+#include "probkit/detail/storage.hpp"
+
+#include <sys/mman.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "probkit/error.hpp"
+
+namespace probkit::detail {
+namespace {
+constexpr std::size_t kAlign = 64;
+// From this size on, ask for transparent huge pages so that random probes do
+// not pay a TLB miss each (THP runs in madvise mode on the target machines).
+constexpr std::size_t kHugePage = std::size_t{2} << 20;
+}  // namespace
+
+void Storage::Free::operator()(std::uint8_t* p) const { std::free(p); }
+
+Storage::Storage(std::size_t bytes) {
+  if (bytes == 0) return;
+  const std::size_t align = bytes >= kHugePage ? kHugePage : kAlign;
+  const std::size_t rounded = (bytes + align - 1) / align * align;
+  void* p = std::aligned_alloc(align, rounded);
+  if (p == nullptr) throw Error("cannot allocate " + std::to_string(bytes) + " bytes");
+  if (bytes >= kHugePage) (void)madvise(p, rounded, MADV_HUGEPAGE);
+  std::memset(p, 0, bytes);
+  ptr_ = std::unique_ptr<std::uint8_t, Free>(static_cast<std::uint8_t*>(p), Free{rounded});
+  size_ = bytes;
+}
+
+Storage::Storage(const Storage& other) : Storage(other.size_) {
+  if (size_ != 0) std::memcpy(ptr_.get(), other.ptr_.get(), size_);
+}
+
+Storage& Storage::operator=(const Storage& other) {
+  if (this != &other) {
+    Storage copy(other);
+    *this = std::move(copy);
+  }
+  return *this;
+}
+
+}  // namespace probkit::detail
