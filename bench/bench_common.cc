@@ -1,0 +1,92 @@
+#include "bench_common.hpp"
+
+#include <cstring>
+#include <thread>
+
+namespace probkit::bench {
+
+void Engine::apply(unsigned threads) const {
+  if (backend == Backend::Simd) set_simd_target(target);
+  set_threads(threads);
+}
+
+std::vector<Engine> engines() {
+  std::vector<Engine> out{{Backend::Scalar, "scalar"}};
+  for (const auto& b : available_backends()) {
+    if (b != Backend::Simd) continue;
+    for (const auto& t : simd_targets()) out.push_back({Backend::Simd, t});
+  }
+  return out;
+}
+
+unsigned all_threads() { return std::max(1u, std::thread::hardware_concurrency()); }
+
+std::vector<unsigned> thread_counts() {
+  if (all_threads() == 1) return {1};
+  return {1, all_threads()};
+}
+
+const char* to_string(KeyType t) {
+  switch (t) {
+    case KeyType::U64: return "u64";
+    case KeyType::Str16: return "str16";
+    case KeyType::Prehashed: return "prehashed";
+  }
+  return "?";
+}
+
+double key_bytes(KeyType t) { return t == KeyType::Str16 ? 16.0 + 4.0 : 8.0; }
+
+std::uint64_t key_u64(std::uint64_t i) {
+  // The SplitMix64 finaliser: a bijection on 64-bit values.
+  std::uint64_t x = i + 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+void key_str16(std::uint64_t i, std::uint8_t out[16]) {
+  const std::uint64_t a = key_u64(i), b = key_u64(i ^ 0x5555555555555555ULL);
+  std::memcpy(out, &a, 8);
+  std::memcpy(out + 8, &b, 8);
+}
+
+Keys KeyPool::batch(std::size_t first, std::size_t count) const {
+  switch (type_) {
+    case KeyType::U64:
+      return Keys(std::span<const std::uint64_t>(u64_.data() + first, count));
+    case KeyType::Prehashed:
+      return Keys(Prehashed{std::span<const std::uint64_t>(u64_.data() + first, count)});
+    case KeyType::Str16:
+      return Keys(StringBatch<std::int32_t>{
+          std::span<const std::int32_t>(offsets_.data() + first, count + 1),
+          std::span<const std::uint8_t>(data_)});
+  }
+  return Keys(std::span<const std::uint64_t>());
+}
+
+void report(benchmark::State& state, std::size_t keys_per_iteration, double probe_keys_per_s,
+            const std::string& served, double reference) {
+  using benchmark::Counter;
+  const double keys = static_cast<double>(state.iterations()) * static_cast<double>(keys_per_iteration);
+  state.counters["keys_per_s"] = Counter(keys, Counter::kIsRate);
+  state.counters["probe"] = Counter(probe_keys_per_s);
+  state.counters["vs_probe"] = Counter(keys / probe_keys_per_s, Counter::kIsRate);
+  if (reference > 0) {
+    state.counters["reference"] = Counter(reference);
+    state.counters["vs_reference"] = Counter(keys / reference, Counter::kIsRate);
+  }
+  state.SetLabel(served);
+}
+
+std::string size_label(std::size_t bytes) {
+  if (bytes >= (std::size_t{1} << 30) && bytes % (std::size_t{1} << 30) == 0) {
+    return std::to_string(bytes >> 30) + "GiB";
+  }
+  if (bytes >= (std::size_t{1} << 20) && bytes % (std::size_t{1} << 20) == 0) {
+    return std::to_string(bytes >> 20) + "MiB";
+  }
+  return std::to_string(bytes >> 10) + "KiB";
+}
+
+}  // namespace probkit::bench

@@ -1,0 +1,101 @@
+// Shared pieces of the benchmark programs: engines (backend + SIMD target),
+// key pools, and the counters every benchmark reports.
+#pragma once
+#include <benchmark/benchmark.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <probkit/probkit.hpp>
+
+namespace probkit::bench {
+
+// What serves a benchmark: the scalar reference or one pinned Highway target.
+struct Engine {
+  Backend backend = Backend::Scalar;
+  std::string target;  // Highway target name for Simd; "scalar" for Scalar
+  // Pins the target (Simd) and the thread count for the calls that follow.
+  void apply(unsigned threads) const;
+};
+
+// Scalar first, then every Highway target this CPU supports, best first.
+std::vector<Engine> engines();
+// Every core (what probkit uses with threads = 0).
+unsigned all_threads();
+// {1, all_threads()}, or {1} on a one-core machine.
+std::vector<unsigned> thread_counts();
+
+enum class KeyType { U64, Str16, Prehashed };
+const char* to_string(KeyType t);
+// Bytes of key column per key (strings: 16 data bytes + one int32 offset).
+double key_bytes(KeyType t);
+
+// Key i of the synthetic key space: a bijective scramble of i, so distinct i
+// give distinct keys; strings are 16 bytes made from two scrambles.
+std::uint64_t key_u64(std::uint64_t i);
+void key_str16(std::uint64_t i, std::uint8_t out[16]);
+
+// A column of keys of one type with its Arrow-style offsets (strings), cut
+// into batches that the benchmarks cycle through.
+class KeyPool {
+ public:
+  // Key j of the pool is synthetic key index_of(j).
+  template <class IndexOf>
+  KeyPool(KeyType type, std::size_t n, IndexOf index_of) : type_(type), n_(n) {
+    if (type == KeyType::Str16) {
+      data_.resize(16 * n);
+      offsets_.resize(n + 1);
+      for (std::size_t j = 0; j < n; ++j) {
+        key_str16(index_of(j), data_.data() + 16 * j);
+        offsets_[j] = static_cast<std::int32_t>(16 * j);
+      }
+      offsets_[n] = static_cast<std::int32_t>(16 * n);
+    } else {
+      u64_.resize(n);
+      for (std::size_t j = 0; j < n; ++j) u64_[j] = key_u64(index_of(j));
+    }
+  }
+  std::size_t size() const { return n_; }
+  // Keys [first, first + count) as a probkit batch.
+  Keys batch(std::size_t first, std::size_t count) const;
+
+ private:
+  KeyType type_;
+  std::size_t n_;
+  std::vector<std::uint64_t> u64_;
+  std::vector<std::uint8_t> data_;
+  std::vector<std::int32_t> offsets_;
+};
+
+// Keys per timed iteration, and how many batches a pool holds: enough that
+// a 1 GiB filter's lines touched by one pass do not stay in a large L3.
+inline constexpr std::size_t kBatchKeys = std::size_t{1} << 20;
+inline constexpr std::size_t kPoolBatches = 16;
+
+// Sets the counters every benchmark reports: keys_per_s (rate), probe (the
+// same-process speed-of-light rate in keys/s), vs_probe = keys_per_s / probe,
+// and, when `reference` > 0, vs_reference = keys_per_s / reference (HLL add
+// against hashing alone).
+void report(benchmark::State& state, std::size_t keys_per_iteration, double probe_keys_per_s,
+            const std::string& served, double reference = 0.0);
+
+// Keys per second of computing the hashes alone (the engine's hash kernel
+// into an L1-resident buffer, nothing else) over `keys`, measured once per
+// (engine, key type, hash, threads) and remembered.
+double hashing_alone_keys_per_s(const Engine& engine, KeyType type, HashSpec spec, unsigned threads);
+// One pass of hashing alone over a batch; returns a value that depends on
+// every hash (so nothing is optimised away).
+std::uint64_t hash_pass(const Engine& engine, const Keys& keys, HashSpec spec, unsigned threads);
+
+// Size label: 256KiB, 32MiB, 1GiB.
+std::string size_label(std::size_t bytes);
+
+// Registration hooks, one per benchmark source.
+void register_bloom_benchmarks();
+void register_hll_benchmarks();
+void register_hash_benchmarks();
+
+}  // namespace probkit::bench

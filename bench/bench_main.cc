@@ -1,0 +1,35 @@
+// probkit_bench: every CPU benchmark in one program. Defaults keep a full run
+// bounded (a few minutes): short minimum time, 3 repetitions, aggregates
+// (mean, median, stddev) only; any --benchmark_* flag given overrides them.
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bench_common.hpp"
+
+int main(int argc, char** argv) {
+  std::vector<char*> args(argv, argv + argc);
+  static std::string defaults[] = {"--benchmark_min_time=0.1", "--benchmark_repetitions=3",
+                                   "--benchmark_report_aggregates_only=true"};
+  for (std::string& d : defaults) {
+    const std::string flag = d.substr(0, d.find('='));
+    bool given = false;
+    for (int i = 1; i < argc; ++i) given |= std::strncmp(argv[i], flag.c_str(), flag.size()) == 0;
+    if (!given) args.insert(args.begin() + 1, d.data());
+  }
+  int n = static_cast<int>(args.size());
+  benchmark::Initialize(&n, args.data());
+  if (benchmark::ReportUnrecognizedArguments(n, args.data())) return 1;
+  benchmark::AddCustomContext("probkit_engines", [] {
+    std::string s;
+    for (const auto& e : probkit::bench::engines()) s += (s.empty() ? "" : ",") + e.target;
+    return s;
+  }());
+  benchmark::AddCustomContext("probkit_threads_all", std::to_string(probkit::bench::all_threads()));
+  probkit::bench::register_hash_benchmarks();
+  probkit::bench::register_hll_benchmarks();
+  probkit::bench::register_bloom_benchmarks();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

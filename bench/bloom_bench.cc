@@ -1,0 +1,174 @@
+// Bloom filter add / contains / count per engine, key type, filter size and
+// thread count, each beside the random-line-read probe of the same size.
+#include <map>
+#include <memory>
+#include <utility>
+
+#include "bench_common.hpp"
+#include "probes.hpp"
+
+namespace probkit::bench {
+namespace {
+
+enum class Op { Add, Contains, Count };
+const char* to_string(Op op) { return op == Op::Add ? "add" : op == Op::Contains ? "contains" : "count"; }
+const char* to_string(BloomLayout l) { return l == BloomLayout::Cacheline512 ? "cacheline512" : "parquet_sbbf"; }
+
+constexpr std::size_t kSizes[] = {std::size_t{256} << 10, std::size_t{32} << 20, std::size_t{1} << 30};
+// The filters are loaded to 10 bits per key, k = 6 for cacheline512, the
+// design point of the floors.
+constexpr double kBitsPerKey = 10.0;
+constexpr std::uint32_t kCachelineK = 6;
+// Synthetic key indices from here on are never inserted into a loaded filter.
+constexpr std::uint64_t kFreshBase = std::uint64_t{1} << 40;
+
+BloomFilter make_filter(BloomLayout layout, std::size_t bytes) {
+  return BloomFilter::for_bytes(bytes, layout == BloomLayout::Cacheline512 ? kCachelineK : 8, layout);
+}
+
+std::uint64_t fill_count(std::size_t bytes) { return static_cast<std::uint64_t>(8.0 * bytes / kBitsPerKey); }
+
+// A filter loaded with fill_count(bytes) keys: even key indices as u64 keys,
+// odd ones as 16-byte strings, so either kind of query finds half its keys.
+BloomFilter loaded_filter(BloomLayout layout, std::size_t bytes) {
+  BloomFilter f = make_filter(layout, bytes);
+  const std::uint64_t n = fill_count(bytes);
+  set_threads(0);
+  constexpr std::uint64_t kChunk = std::uint64_t{1} << 20;
+  for (std::uint64_t lo = 0; lo < n; lo += kChunk) {
+    const std::uint64_t c = std::min(kChunk, n - lo);
+    const KeyPool u64(KeyType::U64, (c + 1) / 2, [&](std::size_t j) { return lo + 2 * j; });
+    const KeyPool str(KeyType::Str16, c / 2, [&](std::size_t j) { return lo + 2 * j + 1; });
+    f.add(u64.batch(0, u64.size()));
+    if (str.size() != 0) f.add(str.batch(0, str.size()));
+  }
+  return f;
+}
+
+// Everything a benchmark of one filter size needs, built on first use; a new
+// size drops the previous one's (1 GiB filters are large).
+struct SizeState {
+  std::size_t bytes = 0;
+  std::map<BloomLayout, std::unique_ptr<BloomFilter>> loaded, empty;
+  std::map<KeyType, std::unique_ptr<KeyPool>> queries;
+};
+
+SizeState& state_for(std::size_t bytes) {
+  static SizeState s;
+  if (s.bytes != bytes) {
+    s = SizeState{};
+    s.bytes = bytes;
+  }
+  return s;
+}
+
+const BloomFilter& loaded(BloomLayout layout, std::size_t bytes) {
+  auto& slot = state_for(bytes).loaded[layout];
+  if (!slot) slot = std::make_unique<BloomFilter>(loaded_filter(layout, bytes));
+  return *slot;
+}
+
+BloomFilter& empty(BloomLayout layout, std::size_t bytes) {
+  auto& slot = state_for(bytes).empty[layout];
+  if (!slot) slot = std::make_unique<BloomFilter>(make_filter(layout, bytes));
+  return *slot;
+}
+
+// Queries: even positions are inserted keys of the pool's kind, odd ones
+// fresh keys, so half the answers are 1 (a branchy kernel cannot skip work).
+const KeyPool& queries(KeyType type, std::size_t bytes) {
+  auto& slot = state_for(bytes).queries[type];
+  if (!slot) {
+    const std::uint64_t half = fill_count(bytes) / 2;
+    const std::uint64_t parity = type == KeyType::Str16 ? 1 : 0;
+    slot = std::make_unique<KeyPool>(type, kPoolBatches * kBatchKeys, [&](std::size_t j) -> std::uint64_t {
+      if (j % 2) return kFreshBase + j;
+      const std::uint64_t r = key_u64(j ^ 0xABCDEF);
+      return 2 * static_cast<std::uint64_t>((static_cast<unsigned __int128>(r) * half) >> 64) + parity;
+    });
+  }
+  return *slot;
+}
+
+// Keys to insert: fresh, the same for every size.
+const KeyPool& inserts(KeyType type) {
+  static std::map<KeyType, std::unique_ptr<KeyPool>> pools;
+  auto& slot = pools[type];
+  if (!slot) {
+    slot = std::make_unique<KeyPool>(type, kPoolBatches * kBatchKeys,
+                                     [](std::size_t j) { return 2 * kFreshBase + j; });
+  }
+  return *slot;
+}
+
+void bm_bloom(benchmark::State& state, Op op, BloomLayout layout, KeyType type, std::size_t bytes,
+              Engine engine, unsigned threads) {
+  const KeyPool& pool = op == Op::Add ? inserts(type) : queries(type, bytes);
+  BloomFilter* target = op == Op::Add ? &empty(layout, bytes) : nullptr;
+  const BloomFilter& filter = op == Op::Add ? *target : loaded(layout, bytes);
+  const double probe = cached_random_line_reads_per_s(bytes, threads);
+  engine.apply(threads);
+  std::vector<std::uint8_t> out(kBatchKeys);
+  std::size_t batch = 0;
+  std::uint64_t hits = 0;
+  for (auto _ : state) {
+    const Keys keys = pool.batch(batch * kBatchKeys, kBatchKeys);
+    batch = (batch + 1) % kPoolBatches;
+    switch (op) {
+      case Op::Add: target->add(keys, engine.backend); break;
+      case Op::Contains: filter.contains(keys, out, engine.backend); break;
+      case Op::Count: hits += filter.count(keys, engine.backend); break;
+    }
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  const ServedBy served = last_served();
+  report(state, kBatchKeys, probe, served.target);
+  if (op == Op::Count && state.iterations() > 0) {
+    state.counters["hit_rate"] = static_cast<double>(hits) / (state.iterations() * double(kBatchKeys));
+  }
+}
+
+void add_one(Op op, BloomLayout layout, KeyType type, std::size_t bytes, const Engine& e, unsigned threads) {
+  const std::string name = std::string("bloom_") + to_string(op) + "/layout=" + to_string(layout) +
+                           "/keys=" + to_string(type) + "/size=" + size_label(bytes) +
+                           "/engine=" + e.target + "/threads=" + std::to_string(threads);
+  benchmark::RegisterBenchmark(name.c_str(), bm_bloom, op, layout, type, bytes, e, threads)
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
+}
+
+struct Case {
+  Op op;
+  BloomLayout layout;
+};
+constexpr Case kCases[] = {
+    {Op::Add, BloomLayout::Cacheline512},      {Op::Contains, BloomLayout::Cacheline512},
+    {Op::Count, BloomLayout::Cacheline512},    {Op::Add, BloomLayout::ParquetSbbf},
+    {Op::Contains, BloomLayout::ParquetSbbf},
+};
+
+}  // namespace
+
+void register_bloom_benchmarks() {
+  const std::vector<Engine> all = engines();
+  // The full matrix for the reference and the best target; the other SIMD
+  // targets at the smallest and largest size, one thread, u64 keys.
+  std::vector<Engine> main{all.front()};
+  if (all.size() > 1) main.push_back(all[1]);
+  for (std::size_t bytes : kSizes) {
+    for (unsigned threads : thread_counts()) {
+      for (const Engine& e : main) {
+        for (KeyType type : {KeyType::U64, KeyType::Str16}) {
+          for (const Case& c : kCases) add_one(c.op, c.layout, type, bytes, e, threads);
+        }
+      }
+      if (threads != 1 || bytes == kSizes[1]) continue;
+      for (std::size_t i = 2; i < all.size(); ++i) {
+        for (const Case& c : kCases) add_one(c.op, c.layout, KeyType::U64, bytes, all[i], 1);
+      }
+    }
+  }
+}
+
+}  // namespace probkit::bench

@@ -1,0 +1,129 @@
+// Hashing alone: the yardstick for HLL add ("HLL add >= 0.8 x computing the
+// hashes alone") and a view of each target's hash kernel by itself.
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <thread>
+#include <tuple>
+
+#include <probkit/detail/kernels.hpp>
+
+#include "bench_common.hpp"
+#include "probes.hpp"
+
+namespace probkit::bench {
+namespace {
+
+const detail::CpuKernels& kernels_of(const Engine& e) {
+  if (e.backend == Backend::Scalar) return detail::scalar_kernels();
+  const detail::SimdTarget* targets = nullptr;
+  const std::size_t n = detail::compiled_simd_targets(&targets);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (e.target == targets[i].name) return *targets[i].kernels;
+  }
+  return detail::scalar_kernels();
+}
+
+const KeyPool& hash_pool(KeyType type) {
+  static std::map<KeyType, std::unique_ptr<KeyPool>> pools;
+  auto& slot = pools[type];
+  if (!slot) {
+    slot = std::make_unique<KeyPool>(type, kPoolBatches * kBatchKeys, [](std::size_t j) { return j; });
+  }
+  return *slot;
+}
+
+struct HashCase {
+  KeyType type;
+  HashSpec spec;
+  const char* hash_name;
+};
+const HashCase kCases[] = {
+    {KeyType::U64, HashSpec{}, "xxh64"},
+    {KeyType::U64, HashSpec::redis(), "redis"},
+    {KeyType::Str16, HashSpec{}, "xxh64"},
+};
+
+void bm_hash(benchmark::State& state, HashCase c, Engine engine, unsigned threads) {
+  const KeyPool& pool = hash_pool(c.type);
+  const double probe = cached_sequential_read_bytes_per_s(
+                           static_cast<std::size_t>(pool.size() * key_bytes(c.type)), threads) /
+                       key_bytes(c.type);
+  std::size_t batch = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(hash_pass(engine, pool.batch(batch * kBatchKeys, kBatchKeys), c.spec, threads));
+    batch = (batch + 1) % kPoolBatches;
+  }
+  report(state, kBatchKeys, probe, engine.target);
+}
+
+}  // namespace
+
+std::uint64_t hash_pass(const Engine& engine, const Keys& keys, HashSpec spec, unsigned threads) {
+  const detail::CpuKernels& k = kernels_of(engine);
+  const detail::KeyBatch& kb = keys.batch();
+  auto run = [&](std::size_t lo, std::size_t hi) {
+    constexpr std::size_t kChunk = 1024;  // as probkit's bulk driver hashes
+    alignas(64) std::uint64_t buf[kChunk];
+    std::uint64_t acc = 0;
+    for (std::size_t s = lo; s < hi; s += kChunk) {
+      const std::size_t c = std::min(kChunk, hi - s);
+      k.hash(kb, s, c, spec, buf);
+      acc ^= buf[0] ^ buf[c - 1];
+    }
+    return acc;
+  };
+  threads = std::max(1u, threads);
+  if (threads == 1) return run(0, kb.n);
+  std::vector<std::uint64_t> acc(threads, 0);
+  std::vector<std::thread> pool;
+  const std::size_t per = (kb.n + threads - 1) / threads;
+  for (unsigned t = 1; t < threads; ++t) {
+    pool.emplace_back([&, t] { acc[t] = run(std::min(kb.n, t * per), std::min(kb.n, (t + 1) * per)); });
+  }
+  acc[0] = run(0, std::min(kb.n, per));
+  for (auto& th : pool) th.join();
+  std::uint64_t out = 0;
+  for (std::uint64_t a : acc) out ^= a;
+  return out;
+}
+
+double hashing_alone_keys_per_s(const Engine& engine, KeyType type, HashSpec spec, unsigned threads) {
+  using Key = std::tuple<std::string, int, int, std::uint64_t, unsigned>;
+  static std::map<Key, double> cache;
+  const Key key{engine.target, static_cast<int>(type), static_cast<int>(spec.kind), spec.seed, threads};
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  const KeyPool& pool = hash_pool(type);
+  std::vector<double> rates;
+  std::uint64_t sink = 0;
+  for (int rep = 0; rep < 5; ++rep) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (std::size_t b = 0; b < 4; ++b) sink ^= hash_pass(engine, pool.batch(b * kBatchKeys, kBatchKeys), spec, threads);
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    rates.push_back(4.0 * kBatchKeys / secs);
+  }
+  benchmark::DoNotOptimize(sink);
+  std::sort(rates.begin(), rates.end());
+  return cache[key] = rates[rates.size() / 2];
+}
+
+void register_hash_benchmarks() {
+  const std::vector<Engine> all = engines();
+  for (unsigned threads : thread_counts()) {
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      for (const HashCase& c : kCases) {
+        // Every target for u64 XXH64 at one thread; the rest for scalar and the best.
+        const bool main_engine = i < 2;
+        if (!main_engine && (threads != 1 || c.type != KeyType::U64 || c.spec.kind != HashKind::Xxh64)) continue;
+        const std::string name = std::string("hash/keys=") + to_string(c.type) + "/hash=" + c.hash_name +
+                                 "/engine=" + all[i].target + "/threads=" + std::to_string(threads);
+        benchmark::RegisterBenchmark(name.c_str(), bm_hash, c, all[i], threads)
+            ->UseRealTime()
+            ->Unit(benchmark::kMillisecond);
+      }
+    }
+  }
+}
+
+}  // namespace probkit::bench

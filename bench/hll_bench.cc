@@ -1,0 +1,77 @@
+// HyperLogLog add per engine, key type, hash and thread count, beside the
+// sequential-read probe over the key column and beside hashing alone.
+#include <map>
+#include <memory>
+
+#include "bench_common.hpp"
+#include "probes.hpp"
+
+namespace probkit::bench {
+namespace {
+
+constexpr std::uint32_t kPrecision = 14;
+
+const KeyPool& hll_pool(KeyType type) {
+  static std::map<KeyType, std::unique_ptr<KeyPool>> pools;
+  auto& slot = pools[type];
+  if (!slot) {
+    slot = std::make_unique<KeyPool>(type, kPoolBatches * kBatchKeys,
+                                     [](std::size_t j) { return (std::uint64_t{3} << 40) + j; });
+  }
+  return *slot;
+}
+
+struct HllCase {
+  KeyType type;
+  HashSpec spec;
+  const char* hash_name;
+};
+const HllCase kCases[] = {
+    {KeyType::U64, HashSpec{}, "xxh64"},        {KeyType::U64, HashSpec::redis(), "redis"},
+    {KeyType::Prehashed, HashSpec{}, "none"},   {KeyType::Str16, HashSpec{}, "xxh64"},
+    {KeyType::Str16, HashSpec::redis(), "redis"},
+};
+
+void bm_hll_add(benchmark::State& state, HllCase c, Engine engine, unsigned threads) {
+  const KeyPool& pool = hll_pool(c.type);
+  const double probe = cached_sequential_read_bytes_per_s(
+                           static_cast<std::size_t>(pool.size() * key_bytes(c.type)), threads) /
+                       key_bytes(c.type);
+  const double hashing =
+      c.type == KeyType::Prehashed ? 0.0 : hashing_alone_keys_per_s(engine, c.type, c.spec, threads);
+  HyperLogLog sketch(kPrecision, c.spec);
+  engine.apply(threads);
+  sketch.add(pool.batch(0, kBatchKeys), engine.backend);  // past the warm-up, registers mostly set
+  std::size_t batch = 1;
+  for (auto _ : state) {
+    sketch.add(pool.batch(batch * kBatchKeys, kBatchKeys), engine.backend);
+    batch = (batch + 1) % kPoolBatches;
+    benchmark::ClobberMemory();
+  }
+  report(state, kBatchKeys, probe, last_served().target, hashing);
+}
+
+}  // namespace
+
+void register_hll_benchmarks() {
+  const std::vector<Engine> all = engines();
+  for (unsigned threads : thread_counts()) {
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      for (const HllCase& c : kCases) {
+        // Every target at one thread for u64 XXH64 and pre-hashed keys; the
+        // whole matrix for scalar and the best target.
+        const bool main_engine = i < 2;
+        const bool sweep = threads == 1 && (c.type == KeyType::Prehashed ||
+                                            (c.type == KeyType::U64 && c.spec.kind == HashKind::Xxh64));
+        if (!main_engine && !sweep) continue;
+        const std::string name = std::string("hll_add/keys=") + to_string(c.type) + "/hash=" + c.hash_name +
+                                 "/engine=" + all[i].target + "/threads=" + std::to_string(threads);
+        benchmark::RegisterBenchmark(name.c_str(), bm_hll_add, c, all[i], threads)
+            ->UseRealTime()
+            ->Unit(benchmark::kMillisecond);
+      }
+    }
+  }
+}
+
+}  // namespace probkit::bench
