@@ -23,6 +23,13 @@ using probkit::BloomLayout;
 using probkit::HashSpec;
 using probkit::HyperLogLog;
 
+// What Backend::Auto runs here (the results are identical on every backend).
+std::string auto_engine() {
+  const auto b = probkit::available_backends();
+  if (std::find(b.begin(), b.end(), probkit::Backend::Simd) != b.end()) return probkit::simd_target();
+  return "scalar";
+}
+
 constexpr std::uint32_t kPrecisions[] = {10, 12, 14, 16};
 
 // Log-spaced cardinalities 1 .. 10^9, ten per decade (all of 1..10 included).
@@ -102,6 +109,7 @@ int run_hll(double scale, std::uint64_t cap) {
   for (unsigned t = 0; t < nthreads; ++t) pool.emplace_back(worker);
   for (auto& t : pool) t.join();
 
+  std::printf("# served: %s\n", auto_engine().c_str());
   std::printf("p,n,seeds,mean_rel_error,rmse_rel,theory_1.04/sqrt(m)\n");
   for (std::size_t pi = 0; pi < kNp; ++pi) {
     const double m = std::ldexp(1.0, static_cast<int>(kPrecisions[pi]));
@@ -124,6 +132,8 @@ int run_bloom(double scale) {
   std::vector<std::uint64_t> keys(kKeys), probe(queries);
   for (std::uint64_t i = 0; i < kKeys; ++i) keys[i] = i;
   for (std::uint64_t i = 0; i < queries; ++i) probe[i] = (std::uint64_t{1} << 40) + i;  // never inserted
+  probkit::set_threads(0);
+  std::printf("# served: %s\n", auto_engine().c_str());
   std::printf("layout,bits_per_key,k,keys,queries,measured_fpr,model_fpr,classic_fpr,classic_best_k,classic_best_fpr\n");
   for (BloomLayout layout : {BloomLayout::Cacheline512, BloomLayout::ParquetSbbf}) {
     const bool cl = layout == BloomLayout::Cacheline512;

@@ -47,7 +47,7 @@ const HashCase kCases[] = {
 
 void bm_hash(benchmark::State& state, HashCase c, Engine engine, unsigned threads) {
   const KeyPool& pool = hash_pool(c.type);
-  const double probe = cached_sequential_read_bytes_per_s(
+  const double probe = recent_sequential_read_bytes_per_s(
                            static_cast<std::size_t>(pool.size() * key_bytes(c.type)), threads) /
                        key_bytes(c.type);
   std::size_t batch = 0;

@@ -34,7 +34,7 @@ const HllCase kCases[] = {
 
 void bm_hll_add(benchmark::State& state, HllCase c, Engine engine, unsigned threads) {
   const KeyPool& pool = hll_pool(c.type);
-  const double probe = cached_sequential_read_bytes_per_s(
+  const double probe = recent_sequential_read_bytes_per_s(
                            static_cast<std::size_t>(pool.size() * key_bytes(c.type)), threads) /
                        key_bytes(c.type);
   const double hashing =

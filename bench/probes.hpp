@@ -17,9 +17,11 @@ double random_line_reads_per_s(std::size_t bytes, unsigned threads, int repetiti
 // bytes, by `threads` threads each reading its own slice (summed).
 double sequential_read_bytes_per_s(std::size_t bytes, unsigned threads, int repetitions = 3);
 
-// Both probes remember their results per (bytes, threads) for the life of
-// the process: the benchmarks of one size share one measurement.
-double cached_random_line_reads_per_s(std::size_t bytes, unsigned threads);
-double cached_sequential_read_bytes_per_s(std::size_t bytes, unsigned threads);
+// The probe buffers are kept between calls (one allocation per size), so a
+// benchmark can afford to re-measure its probe right before it runs.
+// These return a measurement (median of 3) no older than a few seconds,
+// taking a new one when needed: what each benchmark quotes.
+double recent_random_line_reads_per_s(std::size_t bytes, unsigned threads);
+double recent_sequential_read_bytes_per_s(std::size_t bytes, unsigned threads);
 
 }  // namespace probkit::bench

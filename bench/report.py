@@ -1,0 +1,510 @@
+#!/usr/bin/env python3
+"""Writes docs/BENCHMARKS.md, docs/ACCURACY.md and their PNG plots (docs/img/)
+from the raw results that scripts/bench-report.sh leaves in docs/data/:
+
+    bench.json          Google Benchmark JSON of build/bench/probkit_bench
+    peers.json          bench/peers/run.py
+    hll_accuracy.csv    build/bench/probkit_accuracy hll
+    bloom_fpr.csv       build/bench/probkit_accuracy bloom
+    machine.json        what produced them (CPU, cores, memory, commit, date)
+
+    python3 bench/report.py [--data docs/data] [--docs docs]
+"""
+import argparse
+import csv
+import json
+import math
+import os
+import re
+import statistics
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+SIZES = ["256KiB", "32MiB", "1GiB"]
+SIZE_BYTES = {"256KiB": 256 << 10, "32MiB": 32 << 20, "1GiB": 1 << 30}
+DPI = 80
+
+
+# -- loading -----------------------------------------------------------------
+def load_bench(path):
+    """Median aggregate of each benchmark, as a dict of parsed name fields + counters."""
+    with open(path) as f:
+        data = json.load(f)
+    rows = []
+    for b in data["benchmarks"]:
+        if b.get("run_type") == "aggregate" and b.get("aggregate_name") != "median":
+            continue
+        name = b.get("run_name", b["name"]).replace("/real_time", "")
+        parts = name.split("/")
+        row = {"bench": parts[0], "label": b.get("label", "")}
+        for p in parts[1:]:
+            if "=" in p:
+                k, v = p.split("=", 1)
+                row[k] = v
+        row["threads"] = int(row.get("threads", 1))
+        for c in ("keys_per_s", "probe", "vs_probe", "reference", "vs_reference", "hit_rate"):
+            if c in b:
+                row[c] = float(b[c])
+        rows.append(row)
+    # Without aggregates (one repetition) the plain runs are the medians.
+    return data.get("context", {}), rows
+
+
+def load_csv(path):
+    meta, lines = {}, []
+    with open(path) as f:
+        for line in f:
+            if line.startswith("#"):
+                k, _, v = line[1:].partition(":")
+                meta[k.strip()] = v.strip()
+            else:
+                lines.append(line)
+    return meta, list(csv.DictReader(lines))
+
+
+def load_json(path):
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f)
+
+
+# -- formatting --------------------------------------------------------------
+def mps(x):
+    return "–" if x is None else f"{x / 1e6:,.0f}" if x >= 1e8 else f"{x / 1e6:,.1f}"
+
+
+def ratio(x):
+    return "–" if x is None else f"{x:.2f}"
+
+
+def table(header, rows):
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def find(rows, **kw):
+    for r in rows:
+        if all(r.get(k) == v for k, v in kw.items()):
+            return r
+    return None
+
+
+class Bench:
+    def __init__(self, context, rows, machine):
+        self.ctx, self.rows, self.machine = context, rows, machine
+        self.engines = [e for e in context.get("probkit_engines", "scalar").split(",") if e]
+        self.best = self.engines[1] if len(self.engines) > 1 else self.engines[0]
+        self.all_threads = int(context.get("probkit_threads_all", machine.get("cores", 1)))
+
+    def get(self, bench, **kw):
+        return find(self.rows, bench=bench, **kw)
+
+    def machine_line(self):
+        m = self.machine
+        return (f"{m.get('cpu', '?')} ({m.get('isa', '?')}), {m.get('cores', '?')} cores, "
+                f"{m.get('memory_gib', '?')} GiB, {m.get('virtualisation', '')}".rstrip(", "))
+
+
+# -- plots -------------------------------------------------------------------
+def plot_bloom(b, docs, op, layout, threads, fname):
+    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    xs = [SIZE_BYTES[s] for s in SIZES]
+    probe = []
+    for s in SIZES:
+        r = b.get(f"bloom_{op}", layout=layout, keys="u64", size=s, engine="scalar", threads=threads)
+        probe.append(r["probe"] / 1e6 if r else math.nan)
+    for e in b.engines:
+        ys = []
+        for s in SIZES:
+            r = b.get(f"bloom_{op}", layout=layout, keys="u64", size=s, engine=e, threads=threads)
+            ys.append(r["keys_per_s"] / 1e6 if r else math.nan)
+        if all(math.isnan(y) for y in ys):
+            continue
+        ax.plot(xs, ys, marker="o", label=e)
+    ax.plot(xs, probe, "k--", label="probe: random 64-B reads")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xticks(xs, SIZES)
+    ax.set_xlabel("filter size")
+    ax.set_ylabel("M keys/s (u64)")
+    ax.set_title(f"Bloom {op}, {layout}, {threads} thread{'s' if threads > 1 else ''}")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(os.path.join(docs, "img", fname), dpi=DPI)
+    plt.close(fig)
+
+
+def plot_hll_accuracy(rows, docs, field, fname, title):
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    colors = {}
+    for p in sorted({int(r["p"]) for r in rows}):
+        pts = sorted((int(r["n"]), float(r[field])) for r in rows if int(r["p"]) == p)
+        line, = ax.plot([x for x, _ in pts], [100 * y for _, y in pts], label=f"p={p}")
+        colors[p] = line.get_color()
+        theory = 100 * 1.04 / math.sqrt(2 ** p)
+        ax.axhline(theory, color=colors[p], ls=":", lw=1)
+        if field == "mean_rel_error":
+            ax.axhline(-theory, color=colors[p], ls=":", lw=1)
+    ax.set_xscale("log")
+    ax.set_xlabel("true cardinality n")
+    ax.set_ylabel("%")
+    ax.set_title(title + "  (dotted: ±1.04/√m)" if field == "mean_rel_error" else title + "  (dotted: 1.04/√m)")
+    if field == "mean_rel_error":
+        ax.set_ylim(-4, 4)
+    else:
+        ax.set_yscale("log")
+        ax.set_ylim(bottom=0.01)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(os.path.join(docs, "img", fname), dpi=DPI)
+    plt.close(fig)
+
+
+def plot_bloom_fpr(rows, docs, fname):
+    fig, axes = plt.subplots(1, 2, figsize=(9.6, 3.8), sharey=True)
+    for ax, layout in zip(axes, ("cacheline512", "parquet_sbbf")):
+        rs = [r for r in rows if r["layout"] == layout]
+        x = [float(r["bits_per_key"]) for r in rs]
+        ax.plot(x, [float(r["measured_fpr"]) for r in rs], "o", ms=4, label="measured")
+        ax.plot(x, [float(r["model_fpr"]) for r in rs], "-", label="blocked model (bloom_model_fpr)")
+        ax.plot(x, [float(r["classic_fpr"]) for r in rs], "--", label="classic Bloom, same k")
+        ax.plot(x, [float(r["classic_best_fpr"]) for r in rs], ":", label="classic Bloom, best k")
+        ax.set_yscale("log")
+        ax.set_xlabel("bits per key")
+        ax.set_title(layout + (" (k by model)" if layout == "cacheline512" else " (k = 8)"))
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].set_ylabel("false-positive rate")
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(os.path.join(docs, "img", fname), dpi=DPI)
+    plt.close(fig)
+
+
+# -- BENCHMARKS.md -----------------------------------------------------------
+def floors_section(b):
+    best, one = b.best, 1
+    out = []
+
+    def q(bench, **kw):
+        return b.get(bench, **kw)
+
+    def line(what, target, measured, r, ok, note=""):
+        engine = f"{r['label'] or r.get('engine')}" if r else "–"
+        verdict = "–" if ok is None else ("yes" if ok else "**no**")
+        out.append([what, target, measured, engine, verdict, note])
+
+    def best_of(bench, **kw):
+        rs = [r for r in b.rows if r["bench"] == bench and all(r.get(k) == v for k, v in kw.items())]
+        return max(rs, key=lambda r: r["keys_per_s"]) if rs else None
+
+    c256 = best_of("bloom_contains", layout="cacheline512", keys="u64", size="256KiB", threads=one)
+    a256 = best_of("bloom_add", layout="cacheline512", keys="u64", size="256KiB", threads=one)
+    c1g = best_of("bloom_contains", layout="cacheline512", keys="u64", size="1GiB", threads=one)
+    a1g = best_of("bloom_add", layout="cacheline512", keys="u64", size="1GiB", threads=one)
+    hx = best_of("hll_add", keys="u64", hash="xxh64", threads=one)
+    hp = best_of("hll_add", keys="prehashed", threads=one)
+    sa = best_of("bloom_add", layout="cacheline512", keys="str16", size="256KiB", threads=one)
+    sh = best_of("hll_add", keys="str16", hash="xxh64", threads=one)
+
+    def v(r):
+        return r["keys_per_s"] if r else None
+
+    line("contains, 256 KiB cacheline512", "floor ≥ 300 M/s; target ≥ 600 M/s", mps(v(c256)) + " M/s", c256,
+         None if not c256 else v(c256) >= 300e6, "" if not c256 else ("meets target" if v(c256) >= 600e6 else ""))
+    line("add, 256 KiB cacheline512", "target ≥ 400 M/s", mps(v(a256)) + " M/s", a256,
+         None if not a256 else v(a256) >= 400e6)
+    line("contains, 1 GiB cacheline512", "floor ≥ 0.5× probe; target ≥ 0.85×",
+         f"{ratio(c1g and c1g['vs_probe'])}× probe ({mps(v(c1g))} M/s)", c1g,
+         None if not c1g else c1g["vs_probe"] >= 0.5, "" if not c1g else ("meets target" if c1g["vs_probe"] >= 0.85 else ""))
+    line("add, 1 GiB cacheline512", "target ≥ 0.80× probe", f"{ratio(a1g and a1g['vs_probe'])}× probe ({mps(v(a1g))} M/s)",
+         a1g, None if not a1g else a1g["vs_probe"] >= 0.8)
+    line("HLL add, XXH64, u64", "floor ≥ 300 M/s", mps(v(hx)) + " M/s", hx, None if not hx else v(hx) >= 300e6)
+    line("HLL add, XXH64, u64", "target ≥ 0.80× hashing alone",
+         f"{ratio(hx and hx.get('vs_reference'))}× hashing alone", hx,
+         None if not hx or "vs_reference" not in hx else hx["vs_reference"] >= 0.8)
+    line("HLL add, pre-hashed", "target ≥ 1 G/s", mps(v(hp)) + " M/s", hp, None if not hp else v(hp) >= 1e9)
+    line("Bloom add, 16-byte strings, 256 KiB", "target ≥ 200 M/s", mps(v(sa)) + " M/s", sa,
+         None if not sa else v(sa) >= 200e6)
+    line("HLL add, 16-byte strings", "target ≥ 200 M/s", mps(v(sh)) + " M/s", sh, None if not sh else v(sh) >= 200e6)
+    # Scaling with threads, for the best engine.
+    if b.all_threads > 1:
+        for bench, kw, what in (("bloom_contains", dict(layout="cacheline512", keys="u64", size="256KiB"), "contains 256 KiB"),
+                                ("bloom_add", dict(layout="cacheline512", keys="u64", size="256KiB"), "add 256 KiB"),
+                                ("bloom_contains", dict(layout="cacheline512", keys="u64", size="1GiB"), "contains 1 GiB"),
+                                ("bloom_add", dict(layout="cacheline512", keys="u64", size="1GiB"), "add 1 GiB"),
+                                ("hll_add", dict(keys="u64", hash="xxh64"), "HLL add XXH64"),
+                                ("hll_add", dict(keys="prehashed"), "HLL add pre-hashed")):
+            r1 = b.get(bench, engine=best, threads=1, **kw)
+            rn = b.get(bench, engine=best, threads=b.all_threads, **kw)
+            s = rn["keys_per_s"] / r1["keys_per_s"] if r1 and rn else None
+            line(f"{what}: {b.all_threads} threads / 1", "target ≥ 1.8", ratio(s), r1, None if s is None else s >= 1.8)
+    return table(["operation (u64 keys, 1 thread unless said)", "floor / target", "measured (median)", "engine",
+                  "met", "note"], out)
+
+
+def probes_section(b):
+    rows = []
+    for s in SIZES:
+        for t in sorted({r["threads"] for r in b.rows}):
+            r = next((r for r in b.rows if r["bench"].startswith("bloom_") and r.get("size") == s
+                      and r["threads"] == t), None)
+            if r:
+                rows.append([s, t, mps(r["probe"])])
+    seq = []
+    for t in sorted({r["threads"] for r in b.rows}):
+        r = b.get("hll_add", keys="u64", hash="xxh64", engine="scalar", threads=t)
+        if r:
+            seq.append([t, mps(r["probe"]), f"{r['probe'] * 8 / 1e9:.1f}"])
+    return (table(["buffer", "threads", "random 64-byte reads, M/s"], rows) + "\n\n" +
+            "Sequential read of the HLL key column (16 Mi u64 keys, 128 MiB):\n\n" +
+            table(["threads", "M keys/s", "GB/s"], seq))
+
+
+def bloom_section(b):
+    out = []
+    cases = [("contains", "cacheline512"), ("add", "cacheline512"), ("count", "cacheline512"),
+             ("contains", "parquet_sbbf"), ("add", "parquet_sbbf")]
+    main = b.engines[:2]
+    for op, layout in cases:
+        rows = []
+        for keys in ("u64", "str16"):
+            for s in SIZES:
+                for t in sorted({r["threads"] for r in b.rows}):
+                    cells = [keys, s, t]
+                    any_ = False
+                    for e in main:
+                        r = b.get(f"bloom_{op}", layout=layout, keys=keys, size=s, engine=e, threads=t)
+                        any_ |= r is not None
+                        cells += [mps(r and r["keys_per_s"]), ratio(r and r["vs_probe"])]
+                    if any_:
+                        rows.append(cells)
+        header = ["keys", "filter", "threads"]
+        for e in main:
+            header += [f"{e} M keys/s", f"{e} ÷ probe"]
+        out.append(f"### {op}, {layout}\n\n" + table(header, rows))
+    return "\n\n".join(out)
+
+
+def sweep_section(b):
+    rows = []
+    for op, layout in [("contains", "cacheline512"), ("add", "cacheline512"), ("count", "cacheline512"),
+                       ("contains", "parquet_sbbf"), ("add", "parquet_sbbf")]:
+        for s in ("256KiB", "1GiB"):
+            cells = [f"{op} {layout}", s]
+            for e in b.engines:
+                r = b.get(f"bloom_{op}", layout=layout, keys="u64", size=s, engine=e, threads=1)
+                cells.append(f"{mps(r and r['keys_per_s'])} ({ratio(r and r['vs_probe'])})")
+            rows.append(cells)
+    for keys, h in (("u64", "xxh64"), ("prehashed", "none")):
+        cells = [f"HLL add {keys} {h}", "p=14"]
+        for e in b.engines:
+            r = b.get("hll_add", keys=keys, hash=h, engine=e, threads=1)
+            cells.append(f"{mps(r and r['keys_per_s'])} ({ratio(r and r['vs_probe'])})")
+        rows.append(cells)
+    cells = ["hash alone u64 xxh64", ""]
+    for e in b.engines:
+        r = b.get("hash", keys="u64", hash="xxh64", engine=e, threads=1)
+        cells.append(mps(r and r["keys_per_s"]))
+    rows.append(cells)
+    return table(["operation (u64, 1 thread)", "size"] + [f"{e}: M keys/s (÷ probe)" for e in b.engines], rows)
+
+
+def hll_section(b):
+    rows = []
+    for keys, h in (("u64", "xxh64"), ("u64", "redis"), ("prehashed", "none"), ("str16", "xxh64"), ("str16", "redis")):
+        for t in sorted({r["threads"] for r in b.rows}):
+            for e in b.engines[:2]:
+                r = b.get("hll_add", keys=keys, hash=h, engine=e, threads=t)
+                hs = b.get("hash", keys=keys, hash=h, engine=e, threads=t)
+                if r:
+                    rows.append([keys, h, t, e, mps(r["keys_per_s"]), ratio(r["vs_probe"]),
+                                 mps(r.get("reference")) if "reference" in r else "–",
+                                 ratio(r.get("vs_reference")), mps(hs and hs["keys_per_s"])])
+    return table(["keys", "hash", "threads", "engine", "HLL add M keys/s", "÷ seq-read probe",
+                  "hashing alone (same process) M/s", "÷ hashing alone", "hash benchmark M/s"], rows)
+
+
+def peers_section(peers):
+    if peers is None:
+        return "_The peer comparison was not run (bench/peers/run.py)._"
+    rows = []
+    for r in peers["rows"]:
+        fmt = (lambda x: f"{x:.3g}") if ("FPR" in r["metric"] or "error" in r["metric"]) else mps
+        fmt_v = (lambda x: "–" if x is None else fmt(x))
+        unit = "" if ("FPR" in r["metric"] or "error" in r["metric"]) else " M"
+        rows.append([r["group"], r["peer"], r["metric"], fmt_v(r["peer_value"]) + unit, fmt_v(r["probkit_value"]) + unit,
+                     r["probkit_threads"], f"**{r['ratio']:.2f}**" if r["ratio"] is not None else "–", r["note"]])
+    miss = "\n".join(f"- **{p}: missing** — {why}" for p, why in peers.get("missing", {}).items()) or "- none"
+    pr = peers.get("params", {})
+    pk = peers.get("raw", {}).get("probkit_bloom", {}).get("threads_1", {})
+    return (f"Filters: {pr.get('filter', {}).get('keys', '?'):,} u64 keys inserted, as many never-inserted keys "
+            f"queried (so the hit rate is the FPR), capacity {pr.get('filter', {}).get('capacity', '?'):,} at "
+            f"FPR 0.01 for every filter (probkit: `for_capacity`, cacheline512, "
+            f"{pk.get('bits_per_key', 0):.2f} bits/key, k={pk.get('k', '?')}); libbloom at its own size, probkit at "
+            f"the same number of bytes. HLL column: {pr.get('column', {}).get('keys', '?'):,} distinct u64 keys. "
+            "Python peers are fed their fastest input form (a prepared list, batch calls where they exist); "
+            "their time includes the interpreter, which is what a Python user gets.\n\n"
+            "**ratio = probkit / peer for throughput and peer / probkit for FPR and error: > 1 means probkit is "
+            "better.** Errors are one sample each (one key set), so their ratio is noisy; the HLL error over "
+            "many seeds is in [ACCURACY.md](ACCURACY.md).\n\n" +
+            table(["", "peer", "metric", "peer", "probkit", "probkit threads", "ratio", "note"], rows) +
+            "\n\nMissing peers:\n\n" + miss)
+
+
+def write_benchmarks(b, peers, docs):
+    plots = []
+    for op, layout in (("contains", "cacheline512"), ("add", "cacheline512"), ("contains", "parquet_sbbf")):
+        for t in sorted({r["threads"] for r in b.rows}):
+            fname = f"bloom_{op}_{layout}_t{t}.png"
+            plot_bloom(b, docs, op, layout, t, fname)
+            plots.append(f"![Bloom {op} {layout} {t} threads](img/{fname})")
+    m = b.machine
+    text = f"""# probkit benchmarks
+
+Generated by `scripts/bench-report.sh` (which runs `build/bench/probkit_bench`, `bench/peers/run.py`
+and `bench/report.py`); do not edit by hand. Raw results: [docs/data/](data/).
+
+**Machine that produced every figure on this page:** {b.machine_line()}.
+Commit `{m.get('commit', '?')}`, {m.get('date', '?')}. Engines measured: {', '.join(b.engines)}
+(`scalar` is the reference backend; the others are Highway targets of the Simd backend, pinned with
+`probkit::set_simd_target`). Best engine on this CPU: **{b.best}**. "All threads" = {b.all_threads}.
+{m.get('note', '')}
+
+Every figure is the **median of {m.get('repetitions', 3)} repetitions**. Each benchmark prints beside its
+throughput a speed-of-light probe measured in the same process on a buffer of the same size
+(DESIGN.md §7): for Bloom filters the rate of independent random 64-byte reads (batched, prefetched),
+for HLL and hashing the sequential read rate of the key column in keys/s; "÷ probe" is the ratio.
+Filters are loaded to 10 bits/key (cacheline512 k = 6, parquet_sbbf k = 8) and queried with batches
+of 2^20 keys, half of them inserted; keys come from pools of 16 × 2^20 so that a 1 GiB filter is not
+served from a large L3 cache.
+
+## Floors (issue 2) and targets (issue 4)
+
+The floors and targets are stated for a 2-core AVX2 machine; these figures come from the machine
+above. "engine" is the target that served the best 1-thread result.
+
+{floors_section(b)}
+
+## Speed-of-light probes (same run)
+
+{probes_section(b)}
+
+## Bloom filters: throughput vs filter size
+
+{chr(10).join(plots)}
+
+_Plots: {b.machine_line()}; u64 keys; one line per engine; the dashed line is the probe._
+
+{bloom_section(b)}
+
+## Every SIMD target (u64 keys, one thread)
+
+M keys/s and, in parentheses, the ratio to the probe.
+
+{sweep_section(b)}
+
+## HyperLogLog add (p = 14)
+
+{hll_section(b)}
+
+## Peers (issue 4), same run, same keys
+
+Machine: {peers['machine']['cpu'] if peers else '?'}, {peers['machine']['cores'] if peers else '?'} cores;
+probkit engine: {(peers or {}).get('raw', {}).get('probkit_bloom', {}).get('threads_1', {}).get('served', '?')}.
+
+{peers_section(peers)}
+"""
+    with open(os.path.join(docs, "BENCHMARKS.md"), "w") as f:
+        f.write(text)
+
+
+# -- ACCURACY.md -------------------------------------------------------------
+def write_accuracy(hll_meta, hll_rows, bloom_meta, bloom_rows, machine, docs):
+    plot_hll_accuracy(hll_rows, docs, "rmse_rel", "hll_rmse.png", "HLL relative RMSE")
+    plot_hll_accuracy(hll_rows, docs, "mean_rel_error", "hll_bias.png", "HLL mean relative error")
+    plot_bloom_fpr(bloom_rows, docs, "bloom_fpr.png")
+    decades = [10 ** e for e in range(0, 10)]
+    trows = []
+    for p in sorted({int(r["p"]) for r in hll_rows}):
+        for n in decades:
+            r = next((r for r in hll_rows if int(r["p"]) == p and int(r["n"]) == n), None)
+            if r:
+                trows.append([p, f"{n:,}", r["seeds"], f"{100 * float(r['mean_rel_error']):+.3f}",
+                              f"{100 * float(r['rmse_rel']):.3f}", f"{100 * 1.04 / math.sqrt(2 ** p):.3f}"])
+    brows = [[r["layout"], f"{float(r['bits_per_key']):.1f}", r["k"], f"{float(r['measured_fpr']):.3e}",
+              f"{float(r['model_fpr']):.3e}", f"{float(r['measured_fpr']) / float(r['model_fpr']):.3f}",
+              f"{float(r['classic_fpr']):.3e}", f"{float(r['classic_best_fpr']):.3e} (k={r['classic_best_k']})"]
+             for r in bloom_rows if float(r["bits_per_key"]) % 2 < 0.01 or float(r["bits_per_key"]) % 2 > 1.99]
+    where = (f"{machine.get('cpu', '?')} ({machine.get('isa', '?')}), {machine.get('cores', '?')} cores, "
+             f"commit `{machine.get('commit', '?')}`, {machine.get('date', '?')}")
+    text = f"""# probkit accuracy
+
+Generated by `scripts/bench-report.sh` from `build/bench/probkit_accuracy` (bench/accuracy.cc); do not
+edit by hand. Raw results: [docs/data/hll_accuracy.csv](data/hll_accuracy.csv),
+[docs/data/bloom_fpr.csv](data/bloom_fpr.csv). Every backend produces identical registers, filters and
+estimates (the identity suite proves it), so these figures hold for all of them.
+
+**Machine and CPU target that produced every figure on this page:** {where}; engine (Backend::Auto):
+HLL **{hll_meta.get('served', '?')}**, Bloom **{bloom_meta.get('served', '?')}**.
+
+## HyperLogLog: error vs cardinality
+
+u64 keys 0, 1, 2, … hashed with XXH64 under a different seed per run, added incrementally to one
+sketch per precision per seed, and estimated (Ertl's improved estimator) at log-spaced checkpoints
+from 1 to 10^9. Seeds per checkpoint: many at small n, fewer at the largest (column "seeds"), so the
+RMSE at 10^9 is itself uncertain by about ±1/√(2·seeds).
+
+![HLL RMSE](img/hll_rmse.png)
+
+![HLL mean relative error](img/hll_bias.png)
+
+_Plots: {where}; engine {hll_meta.get('served', '?')}. Dotted lines: 1.04/√m, m = 2^p._
+
+{table(["p", "n", "seeds", "mean rel. error %", "RMSE %", "1.04/√m %"], trows)}
+
+## Bloom filters: false-positive rate vs bits per key
+
+10^6 keys inserted into a filter of n·bits/key bits; 2·10^7 never-inserted keys queried. cacheline512
+uses the k that minimises the blocked model (`bloom_model_fpr`) at that load; parquet_sbbf always
+has k = 8. Lines: the blocked-filter model of DESIGN.md §3 (`probkit::bloom_model_fpr`), and the
+classic (unblocked) Bloom filter formula (1 − e^(−kn/m))^k with the same k and with its own best k —
+the price of one-cache-line access.
+
+![Bloom FPR](img/bloom_fpr.png)
+
+_Plot: {where}; engine {bloom_meta.get('served', '?')}._
+
+{table(["layout", "bits/key", "k", "measured FPR", "model FPR", "measured ÷ model", "classic, same k",
+        "classic, best k"], brows)}
+"""
+    with open(os.path.join(docs, "ACCURACY.md"), "w") as f:
+        f.write(text)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--data", default="docs/data")
+    p.add_argument("--docs", default="docs")
+    a = p.parse_args()
+    os.makedirs(os.path.join(a.docs, "img"), exist_ok=True)
+    machine = load_json(os.path.join(a.data, "machine.json")) or {}
+    bench_path = os.path.join(a.data, "bench.json")
+    if os.path.exists(bench_path):
+        ctx, rows = load_bench(bench_path)
+        write_benchmarks(Bench(ctx, rows, machine), load_json(os.path.join(a.data, "peers.json")), a.docs)
+    hll_path, bloom_path = os.path.join(a.data, "hll_accuracy.csv"), os.path.join(a.data, "bloom_fpr.csv")
+    if os.path.exists(hll_path) and os.path.exists(bloom_path):
+        hm, hr = load_csv(hll_path)
+        bm, br = load_csv(bloom_path)
+        write_accuracy(hm, hr, bm, br, machine, a.docs)
+
+
+if __name__ == "__main__":
+    main()
