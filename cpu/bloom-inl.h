@@ -68,24 +68,31 @@ HWY_INLINE hn::Vec<D> lookup_words(D d, const std::uint32_t* block, hn::Vec<D> w
   return out;
 }
 
+// Per call, not per key (Highway 1.0.3's Iota goes through memory): all-ones
+// in lanes i < k, so that probe lanes at or beyond k contribute nothing.
+struct LiveProbes {
+  HWY_ALIGN std::uint32_t lane[layout::kMaxCachelineK];
+  explicit LiveProbes(std::uint32_t k) {
+    for (std::uint32_t i = 0; i < layout::kMaxCachelineK; ++i) lane[i] = i < k ? ~0u : 0u;
+  }
+};
+
 // Bits of probe lanes p..p+N-1 (0 in lanes at or beyond k).
 template <class D>
-HWY_INLINE hn::Vec<D> probe_bits(D d, hn::Vec<D> pos, std::size_t p, std::uint32_t k) {
-  const hn::RebindToSigned<D> di;
-  const auto live = hn::RebindMask(
-      d, hn::Lt(hn::Iota(di, static_cast<std::int32_t>(p)), hn::Set(di, static_cast<std::int32_t>(k))));
+HWY_INLINE hn::Vec<D> probe_bits(D d, hn::Vec<D> pos, std::size_t p, const LiveProbes& live) {
   const auto bit = hn::Shl(hn::Set(d, 1u), hn::And(pos, hn::Set(d, 31u)));
-  return hn::IfThenElseZero(live, bit);
+  return hn::And(bit, hn::Load(d, live.lane + p));
 }
 
-HWY_INLINE bool cacheline_test(const std::uint32_t* block, std::uint64_t h, std::uint32_t k) {
+HWY_INLINE bool cacheline_test(const std::uint32_t* block, std::uint64_t h, std::uint32_t k,
+                               const LiveProbes& live) {
   const DBlock d;
   const auto x = hn::Set(d, static_cast<std::uint32_t>(h));
   auto missing = hn::Zero(d);
   for (std::size_t p = 0; p < k; p += hn::Lanes(d)) {
     const auto pos = cacheline_positions(d, x, p);
     const auto words = lookup_words(d, block, hn::ShiftRight<5>(pos));
-    missing = hn::Or(missing, hn::AndNot(words, probe_bits(d, pos, p, k)));
+    missing = hn::Or(missing, hn::AndNot(words, probe_bits(d, pos, p, live)));
   }
   return hn::AllTrue(d, hn::Eq(missing, hn::Zero(d)));
 }
@@ -112,6 +119,7 @@ std::uint64_t contains_loop(const detail::BloomRef& f, const std::uint64_t* hash
                             std::uint8_t* out) {
   constexpr std::uint32_t kWords = kLayout == BloomLayout::Cacheline512 ? layout::kCachelineWords
                                                                         : layout::kSbbfWords;
+  const LiveProbes live(f.k);
   std::uint64_t hits = 0;
   for (std::size_t i = 0; i < n; ++i) {
     if constexpr (kPrefetch) {
@@ -121,7 +129,7 @@ std::uint64_t contains_loop(const detail::BloomRef& f, const std::uint64_t* hash
     const std::uint32_t* block = f.words + layout::block_index(h, f.num_blocks) * kWords;
     bool hit;
     if constexpr (kLayout == BloomLayout::Cacheline512) {
-      hit = cacheline_test(block, h, f.k);
+      hit = cacheline_test(block, h, f.k, live);
     } else {
       hit = sbbf_test(block, h);
     }
@@ -169,6 +177,9 @@ HWY_INLINE void or_words(D d, std::uint32_t* block, hn::Vec<D> bits, bool concur
   }
 }
 
+HWY_ALIGN constexpr std::uint32_t kWordIds[layout::kCachelineWords] = {0, 1, 2,  3,  4,  5,  6,  7,
+                                                                       8, 9, 10, 11, 12, 13, 14, 15};
+
 // cacheline512 add: the key's 16-word mask, built in registers. Each probe
 // lane's bit goes to the word lane it names; the loop runs over word groups
 // (one group on AVX-512) and probe groups (one for k <= lanes).
@@ -180,7 +191,7 @@ HWY_INLINE void cacheline_set(std::uint32_t* block, std::uint64_t h, std::uint32
   HWY_ALIGN std::uint32_t pos[layout::kCachelineWords];
   for (std::size_t p = 0; p < k; p += n) hn::Store(cacheline_positions(d, x, p), d, pos + p);
   for (std::size_t j = 0; j < layout::kCachelineWords; j += n) {
-    const auto word_ids = hn::Iota(d, static_cast<std::uint32_t>(j));
+    const auto word_ids = hn::Load(d, kWordIds + j);
     auto mask = hn::Zero(d);
     for (std::uint32_t i = 0; i < k; ++i) {
       const std::uint32_t a = pos[i];
