@@ -177,28 +177,24 @@ HWY_INLINE void or_words(D d, std::uint32_t* block, hn::Vec<D> bits, bool concur
   }
 }
 
-HWY_ALIGN constexpr std::uint32_t kWordIds[layout::kCachelineWords] = {0, 1, 2,  3,  4,  5,  6,  7,
-                                                                       8, 9, 10, 11, 12, 13, 14, 15};
-
-// cacheline512 add: the key's 16-word mask, built in registers. Each probe
-// lane's bit goes to the word lane it names; the loop runs over word groups
-// (one group on AVX-512) and probe groups (one for k <= lanes).
+// cacheline512 add. All k positions come from one vector multiply; the bits are
+// then ORed in word by word. (Gathering the k bits into a 16-word mask in
+// registers costs a broadcast, a compare and a masked OR per probe per word
+// group, measured 2.5x slower than these k plain read-modify-writes.)
 HWY_INLINE void cacheline_set(std::uint32_t* block, std::uint64_t h, std::uint32_t k,
                               bool concurrent) {
   const DBlock d;
-  const std::size_t n = hn::Lanes(d);
   const auto x = hn::Set(d, static_cast<std::uint32_t>(h));
   HWY_ALIGN std::uint32_t pos[layout::kCachelineWords];
-  for (std::size_t p = 0; p < k; p += n) hn::Store(cacheline_positions(d, x, p), d, pos + p);
-  for (std::size_t j = 0; j < layout::kCachelineWords; j += n) {
-    const auto word_ids = hn::Load(d, kWordIds + j);
-    auto mask = hn::Zero(d);
-    for (std::uint32_t i = 0; i < k; ++i) {
-      const std::uint32_t a = pos[i];
-      mask = hn::Or(mask, hn::IfThenElseZero(hn::Eq(word_ids, hn::Set(d, a >> 5)),
-                                             hn::Set(d, 1u << (a & 31))));
-    }
-    or_words(d, block + j, mask, concurrent);
+  for (std::size_t p = 0; p < k; p += hn::Lanes(d)) hn::Store(cacheline_positions(d, x, p), d, pos + p);
+  if (!concurrent) {
+    for (std::uint32_t i = 0; i < k; ++i) block[pos[i] >> 5] |= 1u << (pos[i] & 31);
+    return;
+  }
+  for (std::uint32_t i = 0; i < k; ++i) {
+    const std::uint32_t bit = 1u << (pos[i] & 31);
+    std::atomic_ref<std::uint32_t> word(block[pos[i] >> 5]);
+    if ((word.load(std::memory_order_relaxed) & bit) == 0) word.fetch_or(bit, std::memory_order_relaxed);
   }
 }
 
