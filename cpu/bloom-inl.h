@@ -88,6 +88,14 @@ HWY_INLINE bool cacheline_test(const std::uint32_t* block, std::uint64_t h, std:
                                const LiveProbes& live) {
   const DBlock d;
   const auto x = hn::Set(d, static_cast<std::uint32_t>(h));
+#if !HWY_HAVE_SCALABLE
+  if constexpr (hn::MaxLanes(d) >= layout::kCachelineWords) {  // one vector holds it all
+    const auto pos = cacheline_positions(d, x, 0);
+    const auto words = hn::TableLookupLanes(hn::LoadU(d, block),
+                                            hn::IndicesFromVec(d, hn::ShiftRight<5>(pos)));
+    return hn::AllTrue(d, hn::Eq(hn::AndNot(words, probe_bits(d, pos, 0, live)), hn::Zero(d)));
+  }
+#endif
   auto missing = hn::Zero(d);
   for (std::size_t p = 0; p < k; p += hn::Lanes(d)) {
     const auto pos = cacheline_positions(d, x, p);
