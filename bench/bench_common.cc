@@ -65,16 +65,22 @@ Keys KeyPool::batch(std::size_t first, std::size_t count) const {
   return Keys(std::span<const std::uint64_t>());
 }
 
-void report(benchmark::State& state, std::size_t keys_per_iteration, double probe_keys_per_s,
-            const std::string& served, double reference) {
+void report(benchmark::State& state, std::size_t keys_per_iteration, unsigned threads, double cpu_seconds,
+            Rate probe, const std::string& served, Rate reference) {
   using benchmark::Counter;
   const double keys = static_cast<double>(state.iterations()) * static_cast<double>(keys_per_iteration);
   state.counters["keys_per_s"] = Counter(keys, Counter::kIsRate);
-  state.counters["probe"] = Counter(probe_keys_per_s);
-  state.counters["vs_probe"] = Counter(keys / probe_keys_per_s, Counter::kIsRate);
-  if (reference > 0) {
-    state.counters["reference"] = Counter(reference);
-    state.counters["vs_reference"] = Counter(keys / reference, Counter::kIsRate);
+  state.counters["probe"] = Counter(probe.per_s);
+  state.counters["vs_probe"] = Counter(keys / probe.per_s, Counter::kIsRate);
+  const double per_cpu = cpu_seconds > 0 ? keys * threads / cpu_seconds : 0.0;
+  state.counters["keys_per_cpu_s"] = Counter(per_cpu);
+  state.counters["probe_cpu"] = Counter(probe.per_cpu_s);
+  state.counters["vs_probe_cpu"] = Counter(per_cpu / probe.per_cpu_s);
+  if (reference.per_s > 0) {
+    state.counters["reference"] = Counter(reference.per_s);
+    state.counters["vs_reference"] = Counter(keys / reference.per_s, Counter::kIsRate);
+    state.counters["reference_cpu"] = Counter(reference.per_cpu_s);
+    state.counters["vs_reference_cpu"] = Counter(per_cpu / reference.per_cpu_s);
   }
   state.SetLabel(served);
 }

@@ -11,6 +11,8 @@
 
 #include <probkit/probkit.hpp>
 
+#include "probes.hpp"
+
 namespace probkit::bench {
 
 // What serves a benchmark: the scalar reference or one pinned Highway target.
@@ -75,20 +77,27 @@ class KeyPool {
 inline constexpr std::size_t kBatchKeys = std::size_t{1} << 20;
 inline constexpr std::size_t kPoolBatches = 16;
 
-// Sets the counters every benchmark reports: keys_per_s (rate), probe (the
-// same-process speed-of-light rate in keys/s), vs_probe = keys_per_s / probe,
-// and, when `reference` > 0, vs_reference = keys_per_s / reference (HLL add
+// Sets the counters every benchmark reports: keys_per_s (per wall-clock
+// second), probe (the same-process speed-of-light rate in keys/s), vs_probe =
+// keys_per_s / probe; the same per CPU second of each thread (keys_per_cpu_s,
+// probe_cpu, vs_probe_cpu; `cpu_seconds` is the process CPU time of the timed
+// loop); and, when `reference` is given, reference / vs_reference (HLL add
 // against hashing alone).
-void report(benchmark::State& state, std::size_t keys_per_iteration, double probe_keys_per_s,
-            const std::string& served, double reference = 0.0);
+void report(benchmark::State& state, std::size_t keys_per_iteration, unsigned threads, double cpu_seconds,
+            Rate probe, const std::string& served, Rate reference = {});
 
 // Keys per second of computing the hashes alone (the engine's hash kernel
 // into an L1-resident buffer, nothing else) over `keys`, measured once per
 // (engine, key type, hash, threads) and remembered.
-double hashing_alone_keys_per_s(const Engine& engine, KeyType type, HashSpec spec, unsigned threads);
+Rate hashing_alone_keys_per_s(const Engine& engine, KeyType type, HashSpec spec, unsigned threads);
 // One pass of hashing alone over a batch; returns a value that depends on
 // every hash (so nothing is optimised away).
 std::uint64_t hash_pass(const Engine& engine, const Keys& keys, HashSpec spec, unsigned threads);
+
+// Rate in bytes/s -> keys/s for keys of `bytes_per_key` bytes.
+inline Rate per_key(Rate bytes_per_s, double bytes_per_key) {
+  return {bytes_per_s.per_s / bytes_per_key, bytes_per_s.per_cpu_s / bytes_per_key};
+}
 
 // Size label: 256KiB, 32MiB, 1GiB.
 std::string size_label(std::size_t bytes);

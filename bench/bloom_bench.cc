@@ -106,11 +106,12 @@ void bm_bloom(benchmark::State& state, Op op, BloomLayout layout, KeyType type, 
   const KeyPool& pool = op == Op::Add ? inserts(type) : queries(type, bytes);
   BloomFilter* target = op == Op::Add ? &empty(layout, bytes) : nullptr;
   const BloomFilter& filter = op == Op::Add ? *target : loaded(layout, bytes);
-  const double probe = recent_random_line_reads_per_s(bytes, threads);
+  const Rate probe = recent_random_line_reads_per_s(bytes, threads);
   engine.apply(threads);
   std::vector<std::uint8_t> out(kBatchKeys);
   std::size_t batch = 0;
   std::uint64_t hits = 0;
+  const double cpu0 = process_cpu_seconds();
   for (auto _ : state) {
     const Keys keys = pool.batch(batch * kBatchKeys, kBatchKeys);
     batch = (batch + 1) % kPoolBatches;
@@ -122,8 +123,8 @@ void bm_bloom(benchmark::State& state, Op op, BloomLayout layout, KeyType type, 
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   }
-  const ServedBy served = last_served();
-  report(state, kBatchKeys, probe, served.target);
+  const double cpu = process_cpu_seconds() - cpu0;
+  report(state, kBatchKeys, threads, cpu, probe, last_served().target);
   if (op == Op::Count && state.iterations() > 0) {
     state.counters["hit_rate"] = static_cast<double>(hits) / (state.iterations() * double(kBatchKeys));
   }

@@ -47,15 +47,17 @@ const HashCase kCases[] = {
 
 void bm_hash(benchmark::State& state, HashCase c, Engine engine, unsigned threads) {
   const KeyPool& pool = hash_pool(c.type);
-  const double probe = recent_sequential_read_bytes_per_s(
-                           static_cast<std::size_t>(pool.size() * key_bytes(c.type)), threads) /
-                       key_bytes(c.type);
+  const Rate probe = per_key(
+      recent_sequential_read_bytes_per_s(static_cast<std::size_t>(pool.size() * key_bytes(c.type)), threads),
+      key_bytes(c.type));
   std::size_t batch = 0;
+  const double cpu0 = process_cpu_seconds();
   for (auto _ : state) {
     benchmark::DoNotOptimize(hash_pass(engine, pool.batch(batch * kBatchKeys, kBatchKeys), c.spec, threads));
     batch = (batch + 1) % kPoolBatches;
   }
-  report(state, kBatchKeys, probe, engine.target);
+  const double cpu = process_cpu_seconds() - cpu0;
+  report(state, kBatchKeys, threads, cpu, probe, engine.target);
 }
 
 }  // namespace
@@ -89,23 +91,26 @@ std::uint64_t hash_pass(const Engine& engine, const Keys& keys, HashSpec spec, u
   return out;
 }
 
-double hashing_alone_keys_per_s(const Engine& engine, KeyType type, HashSpec spec, unsigned threads) {
+Rate hashing_alone_keys_per_s(const Engine& engine, KeyType type, HashSpec spec, unsigned threads) {
   using Key = std::tuple<std::string, int, int, std::uint64_t, unsigned>;
-  static std::map<Key, double> cache;
+  static std::map<Key, Rate> cache;
   const Key key{engine.target, static_cast<int>(type), static_cast<int>(spec.kind), spec.seed, threads};
   if (auto it = cache.find(key); it != cache.end()) return it->second;
   const KeyPool& pool = hash_pool(type);
-  std::vector<double> rates;
+  std::vector<double> wall, cpu;
   std::uint64_t sink = 0;
   for (int rep = 0; rep < 5; ++rep) {
     const auto t0 = std::chrono::steady_clock::now();
+    const double c0 = process_cpu_seconds();
     for (std::size_t b = 0; b < 4; ++b) sink ^= hash_pass(engine, pool.batch(b * kBatchKeys, kBatchKeys), spec, threads);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    rates.push_back(4.0 * kBatchKeys / secs);
+    wall.push_back(4.0 * kBatchKeys / secs);
+    cpu.push_back(4.0 * kBatchKeys * threads / (process_cpu_seconds() - c0));
   }
   benchmark::DoNotOptimize(sink);
-  std::sort(rates.begin(), rates.end());
-  return cache[key] = rates[rates.size() / 2];
+  std::sort(wall.begin(), wall.end());
+  std::sort(cpu.begin(), cpu.end());
+  return cache[key] = Rate{wall[wall.size() / 2], cpu[cpu.size() / 2]};
 }
 
 void register_hash_benchmarks() {

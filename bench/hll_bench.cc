@@ -34,21 +34,23 @@ const HllCase kCases[] = {
 
 void bm_hll_add(benchmark::State& state, HllCase c, Engine engine, unsigned threads) {
   const KeyPool& pool = hll_pool(c.type);
-  const double probe = recent_sequential_read_bytes_per_s(
-                           static_cast<std::size_t>(pool.size() * key_bytes(c.type)), threads) /
-                       key_bytes(c.type);
-  const double hashing =
-      c.type == KeyType::Prehashed ? 0.0 : hashing_alone_keys_per_s(engine, c.type, c.spec, threads);
+  const Rate probe = per_key(
+      recent_sequential_read_bytes_per_s(static_cast<std::size_t>(pool.size() * key_bytes(c.type)), threads),
+      key_bytes(c.type));
+  const Rate hashing =
+      c.type == KeyType::Prehashed ? Rate{} : hashing_alone_keys_per_s(engine, c.type, c.spec, threads);
   HyperLogLog sketch(kPrecision, c.spec);
   engine.apply(threads);
   sketch.add(pool.batch(0, kBatchKeys), engine.backend);  // past the warm-up, registers mostly set
   std::size_t batch = 1;
+  const double cpu0 = process_cpu_seconds();
   for (auto _ : state) {
     sketch.add(pool.batch(batch * kBatchKeys, kBatchKeys), engine.backend);
     batch = (batch + 1) % kPoolBatches;
     benchmark::ClobberMemory();
   }
-  report(state, kBatchKeys, probe, last_served().target, hashing);
+  const double cpu = process_cpu_seconds() - cpu0;
+  report(state, kBatchKeys, threads, cpu, probe, last_served().target, hashing);
 }
 
 }  // namespace

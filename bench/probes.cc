@@ -1,6 +1,7 @@
 #include "probes.hpp"
 
 #include <sys/mman.h>
+#include <time.h>
 
 #include <algorithm>
 #include <atomic>
@@ -47,6 +48,16 @@ struct Buffer {
   std::uint8_t* ptr = nullptr;
   std::size_t size = 0;
 };
+
+}  // namespace
+
+double process_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+namespace {
 
 inline std::uint64_t mix64(std::uint64_t x) {
   x ^= x >> 30;
@@ -112,9 +123,10 @@ std::uint64_t sequential_bytes_until(const Buffer& buf, std::size_t lo, std::siz
 }
 
 // Runs body(thread index, deadline, sink) on `threads` threads started
-// together; returns the summed count divided by the elapsed time.
+// together; returns the summed count per wall-clock second and per CPU
+// second of each thread.
 template <class Body>
-double run_threads(unsigned threads, Body body) {
+Rate run_threads(unsigned threads, Body body) {
   threads = std::max(1u, threads);
   std::vector<std::uint64_t> counts(threads, 0), sinks(threads, 0);
   std::atomic<unsigned> ready{0};
@@ -129,12 +141,14 @@ double run_threads(unsigned threads, Body body) {
   std::vector<std::thread> pool;
   for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work, t);
   while (ready.load() != threads - 1) std::this_thread::yield();
+  const double cpu0 = process_cpu_seconds();
   start = Clock::now();
   deadline = start + kProbeTime;
   go.store(true, std::memory_order_release);
   counts[0] = body(0, deadline, &sinks[0]);
   for (auto& th : pool) th.join();
   const double secs = std::chrono::duration<double>(Clock::now() - start).count();
+  const double cpu = process_cpu_seconds() - cpu0;
   std::uint64_t total = 0, sink = 0;
   for (unsigned t = 0; t < threads; ++t) {
     total += counts[t];
@@ -142,13 +156,19 @@ double run_threads(unsigned threads, Body body) {
   }
   static std::atomic<std::uint64_t> g_sink;  // keeps the reads from being optimised away
   g_sink.fetch_xor(sink, std::memory_order_relaxed);
-  return static_cast<double>(total) / secs;
+  return {total / secs, total * threads / cpu};
 }
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const std::size_t n = v.size();
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+Rate median(const std::vector<Rate>& v) {
+  std::vector<double> wall, cpu;
+  for (const Rate& r : v) wall.push_back(r.per_s), cpu.push_back(r.per_cpu_s);
+  return {median(wall), median(cpu)};
 }
 
 // The probe buffers, kept between calls so that each benchmark can re-measure
@@ -169,27 +189,28 @@ const Buffer& buffer_of(std::size_t bytes) {
 
 }  // namespace
 
-double random_line_reads_per_s(std::size_t bytes, unsigned threads, int repetitions) {
+Rate random_line_reads_per_s(std::size_t bytes, unsigned threads, int repetitions) {
   const Buffer& buf = buffer_of(bytes);
-  std::vector<double> rates;
+  std::vector<Rate> rates;
   for (int r = 0; r < std::max(1, repetitions); ++r) {
     // The limit is the better of the two schedules.
-    double best = 0;
+    Rate best;
     for (bool prefetch : {true, false}) {
-      best = std::max(best, run_threads(threads, [&](unsigned t, Clock::time_point deadline, std::uint64_t* sink) {
+      const Rate x = run_threads(threads, [&](unsigned t, Clock::time_point deadline, std::uint64_t* sink) {
         return random_reads_until(buf, prefetch, 0x1234567ULL * (t + 1) + 0x100000000ULL * r, deadline, sink);
-      }));
+      });
+      best = {std::max(best.per_s, x.per_s), std::max(best.per_cpu_s, x.per_cpu_s)};
     }
     rates.push_back(best);
   }
   return median(rates);
 }
 
-double sequential_read_bytes_per_s(std::size_t bytes, unsigned threads, int repetitions) {
+Rate sequential_read_bytes_per_s(std::size_t bytes, unsigned threads, int repetitions) {
   const Buffer& buf = buffer_of(bytes);
   threads = std::max(1u, threads);
   const std::size_t slice = buf.size / threads / kLine * kLine;
-  std::vector<double> rates;
+  std::vector<Rate> rates;
   for (int r = 0; r < std::max(1, repetitions); ++r) {
     rates.push_back(run_threads(threads, [&](unsigned t, Clock::time_point deadline, std::uint64_t* sink) {
       return sequential_bytes_until(buf, t * slice, (t + 1) * slice, deadline, sink);
@@ -206,9 +227,9 @@ namespace {
 constexpr auto kFresh = std::chrono::seconds(3);
 
 template <class Measure>
-double recent(std::size_t bytes, unsigned threads, Measure measure) {
+Rate recent(std::size_t bytes, unsigned threads, Measure measure) {
   struct Entry {
-    double value;
+    Rate value;
     Clock::time_point at;
   };
   static std::map<std::tuple<void*, std::size_t, unsigned>, Entry> cache;
@@ -223,11 +244,11 @@ double recent(std::size_t bytes, unsigned threads, Measure measure) {
 }
 }  // namespace
 
-double recent_random_line_reads_per_s(std::size_t bytes, unsigned threads) {
+Rate recent_random_line_reads_per_s(std::size_t bytes, unsigned threads) {
   return recent(bytes, threads, &random_line_reads_per_s);
 }
 
-double recent_sequential_read_bytes_per_s(std::size_t bytes, unsigned threads) {
+Rate recent_sequential_read_bytes_per_s(std::size_t bytes, unsigned threads) {
   return recent(bytes, threads, &sequential_read_bytes_per_s);
 }
 

@@ -7,21 +7,32 @@
 
 namespace probkit::bench {
 
+// A rate per wall-clock second and per CPU second of each thread (count x
+// threads / process CPU time): on a machine shared with other work the
+// second is what the code would do with the cores to itself.
+struct Rate {
+  double per_s = 0;
+  double per_cpu_s = 0;
+};
+
+// CPU seconds used by this process so far (all threads).
+double process_cpu_seconds();
+
 // Independent random 64-byte reads per second over a buffer of `bytes`
 // bytes, by `threads` threads at once (summed): line addresses are computed
 // in batches and prefetched ahead, so many misses are in flight, as a
 // blocked Bloom filter query wants. Median of `repetitions` timed runs.
-double random_line_reads_per_s(std::size_t bytes, unsigned threads, int repetitions = 3);
+Rate random_line_reads_per_s(std::size_t bytes, unsigned threads, int repetitions = 3);
 
 // Sequential read bandwidth in bytes per second over a buffer of `bytes`
 // bytes, by `threads` threads each reading its own slice (summed).
-double sequential_read_bytes_per_s(std::size_t bytes, unsigned threads, int repetitions = 3);
+Rate sequential_read_bytes_per_s(std::size_t bytes, unsigned threads, int repetitions = 3);
 
 // The probe buffers are kept between calls (one allocation per size), so a
 // benchmark can afford to re-measure its probe right before it runs.
 // These return a measurement (median of 3) no older than a few seconds,
 // taking a new one when needed: what each benchmark quotes.
-double recent_random_line_reads_per_s(std::size_t bytes, unsigned threads);
-double recent_sequential_read_bytes_per_s(std::size_t bytes, unsigned threads);
+Rate recent_random_line_reads_per_s(std::size_t bytes, unsigned threads);
+Rate recent_sequential_read_bytes_per_s(std::size_t bytes, unsigned threads);
 
 }  // namespace probkit::bench
