@@ -1,5 +1,6 @@
 // Bloom filter add / contains / count per engine, key type, filter size and
 // thread count, each beside the random-line-read probe of the same size.
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <utility>
@@ -19,7 +20,8 @@ constexpr std::size_t kSizes[] = {std::size_t{256} << 10, std::size_t{32} << 20,
 // design point of the floors.
 constexpr double kBitsPerKey = 10.0;
 constexpr std::uint32_t kCachelineK = 6;
-// Synthetic key indices from here on are never inserted into a loaded filter.
+// Synthetic key indices from here on are never inserted into a loaded filter
+// (which holds at most 2^37 keys).
 constexpr std::uint64_t kFreshBase = std::uint64_t{1} << 40;
 
 BloomFilter make_filter(BloomLayout layout, std::size_t bytes) {
@@ -28,19 +30,25 @@ BloomFilter make_filter(BloomLayout layout, std::size_t bytes) {
 
 std::uint64_t fill_count(std::size_t bytes) { return static_cast<std::uint64_t>(8.0 * bytes / kBitsPerKey); }
 
-// A filter loaded with fill_count(bytes) keys: even key indices as u64 keys,
-// odd ones as 16-byte strings, so either kind of query finds half its keys.
+// The filter is loaded with fill_count(bytes) keys: string_count(bytes)
+// 16-byte strings (key indices 0, 1, ...) and the rest u64 keys (indices 0,
+// 1, ...), so either kind of query finds inserted keys. Strings are only as
+// many as the query pool can use: hashing 400 M strings to fill a 1 GiB
+// filter would cost more than all the benchmarks.
+std::uint64_t string_count(std::size_t bytes) {
+  return std::min<std::uint64_t>(fill_count(bytes) / 2, kPoolBatches * kBatchKeys / 2);
+}
+std::uint64_t u64_count(std::size_t bytes) { return fill_count(bytes) - string_count(bytes); }
+
 BloomFilter loaded_filter(BloomLayout layout, std::size_t bytes) {
   BloomFilter f = make_filter(layout, bytes);
-  const std::uint64_t n = fill_count(bytes);
   set_threads(0);
-  constexpr std::uint64_t kChunk = std::uint64_t{1} << 20;
-  for (std::uint64_t lo = 0; lo < n; lo += kChunk) {
-    const std::uint64_t c = std::min(kChunk, n - lo);
-    const KeyPool u64(KeyType::U64, (c + 1) / 2, [&](std::size_t j) { return lo + 2 * j; });
-    const KeyPool str(KeyType::Str16, c / 2, [&](std::size_t j) { return lo + 2 * j + 1; });
-    f.add(u64.batch(0, u64.size()));
-    if (str.size() != 0) f.add(str.batch(0, str.size()));
+  constexpr std::uint64_t kChunk = std::uint64_t{1} << 22;
+  for (auto [type, n] : {std::pair{KeyType::U64, u64_count(bytes)}, std::pair{KeyType::Str16, string_count(bytes)}}) {
+    for (std::uint64_t lo = 0; lo < n; lo += kChunk) {
+      const KeyPool keys(type, std::min(kChunk, n - lo), [&](std::size_t j) { return lo + j; });
+      f.add(keys.batch(0, keys.size()));
+    }
   }
   return f;
 }
@@ -74,17 +82,17 @@ BloomFilter& empty(BloomLayout layout, std::size_t bytes) {
   return *slot;
 }
 
-// Queries: even positions are inserted keys of the pool's kind, odd ones
-// fresh keys, so half the answers are 1 (a branchy kernel cannot skip work).
+// Queries: even positions are inserted keys of the pool's kind (drawn at
+// random), odd ones fresh keys, so half the answers are 1 (a branchy kernel
+// cannot skip work).
 const KeyPool& queries(KeyType type, std::size_t bytes) {
   auto& slot = state_for(bytes).queries[type];
   if (!slot) {
-    const std::uint64_t half = fill_count(bytes) / 2;
-    const std::uint64_t parity = type == KeyType::Str16 ? 1 : 0;
+    const std::uint64_t inserted = type == KeyType::Str16 ? string_count(bytes) : u64_count(bytes);
     slot = std::make_unique<KeyPool>(type, kPoolBatches * kBatchKeys, [&](std::size_t j) -> std::uint64_t {
       if (j % 2) return kFreshBase + j;
       const std::uint64_t r = key_u64(j ^ 0xABCDEF);
-      return 2 * static_cast<std::uint64_t>((static_cast<unsigned __int128>(r) * half) >> 64) + parity;
+      return static_cast<std::uint64_t>((static_cast<unsigned __int128>(r) * inserted) >> 64);
     });
   }
   return *slot;
