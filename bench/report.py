@@ -368,6 +368,10 @@ def peers_section(peers):
     miss = "\n".join(f"- **{p}: missing** — {why}" for p, why in peers.get("missing", {}).items()) or "- none"
     pr = peers.get("params", {})
     pk = peers.get("raw", {}).get("probkit_bloom", {}).get("threads_1", {})
+    col = peers.get("raw", {}).get("probkit_column", {}).get("threads_1", {})
+    memory = (f"\n\nMemory (issue 4): the probkit filter above holds {pk.get('bytes', 0):,} bytes of bitset "
+              f"({pk.get('bits_per_key', 0):.2f} bits/key) plus a fixed-size header; an HLL with p = 14 holds "
+              f"{col.get('register_bytes', 0):,} bytes of registers (one byte each).")
     return (f"Filters: {pr.get('filter', {}).get('keys', '?'):,} u64 keys inserted, as many never-inserted keys "
             f"queried (so the hit rate is the FPR), capacity {pr.get('filter', {}).get('capacity', '?'):,} at "
             f"FPR 0.01 for every filter (probkit: `for_capacity`, cacheline512, "
@@ -379,7 +383,7 @@ def peers_section(peers):
             "better.** Errors are one sample each (one key set), so their ratio is noisy; the HLL error over "
             "many seeds is in [ACCURACY.md](ACCURACY.md).\n\n" +
             table(["", "peer", "metric", "peer", "probkit", "probkit threads", "ratio", "note"], rows) +
-            "\n\nMissing peers:\n\n" + miss)
+            "\n\nMissing peers:\n\n" + miss + memory)
 
 
 def write_benchmarks(b, peers, docs):

@@ -166,8 +166,10 @@ int cmd_hll(const Args& a) {
   };
   std::vector<double> rate;
   double estimate = 0;
+  std::size_t bytes = 0;
   for (int i = 0; i < reps; ++i) {
     probkit::HyperLogLog h(p, spec);
+    bytes = h.registers().size();
     const probkit::Keys k = keys();
     const auto t0 = Clock::now();
     h.add(k);
@@ -175,8 +177,8 @@ int cmd_hll(const Args& a) {
     estimate = h.estimate();
   }
   std::printf("{\"threads\": %u, \"n\": %zu, \"add_keys_per_s\": %.6g, \"estimate\": %.17g, "
-              "\"rel_error\": %.6g, \"served\": \"%s\"}\n",
-              probkit::threads(), n, median(rate), estimate, estimate / n - 1.0,
+              "\"rel_error\": %.6g, \"register_bytes\": %zu, \"served\": \"%s\"}\n",
+              probkit::threads(), n, median(rate), estimate, estimate / n - 1.0, bytes,
               probkit::last_served().target.c_str());
   return 0;
 }

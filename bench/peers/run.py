@@ -207,7 +207,7 @@ class Runner:
             import duckdb
             con = duckdb.connect()
             cores = os.cpu_count()
-            con.register("src", {"k": column} if hasattr(duckdb, "from_dict") else _frame(column))
+            con.register("src", _table(column))
             con.execute("CREATE TABLE t AS SELECT k FROM src")
             con.unregister("src")
             sql_peer("duckdb", lambda: con.execute(f"SET threads = {cores}"), lambda: con.execute("SET threads = 1"),
@@ -281,9 +281,14 @@ class Runner:
         self.row("hll", "redis", "add keys/s", n / secs, pk["add_keys_per_s"], 1, note)
 
 
-def _frame(column):
-    import pandas
-    return pandas.DataFrame({"k": column})
+def _table(column):
+    """The column as an Arrow table (zero-copy) or, without pyarrow, a pandas frame."""
+    try:
+        import pyarrow
+        return pyarrow.table({"k": column})
+    except ImportError:
+        import pandas
+        return pandas.DataFrame({"k": column})
 
 
 def machine():
