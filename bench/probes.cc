@@ -72,12 +72,35 @@ inline std::uint64_t mulhi(std::uint64_t a, std::uint64_t b) {
   return static_cast<std::uint64_t>((static_cast<unsigned __int128>(a) * b) >> 64);
 }
 
-// One thread's random-line loop: a batch of line addresses is computed, then
-// each line is read (one load brings the whole line to L1) while, with
-// `prefetch`, the line `kAhead` places later is prefetched. Prefetching wins
-// from DRAM; from cache the out-of-order core alone overlaps more loads.
+// The schedule that wins on cache-resident buffers: each address computed
+// and loaded in one loop, four independent sums, nothing stored in between.
+std::uint64_t direct_reads_until(const Buffer& buf, std::uint64_t seed, Clock::time_point deadline,
+                                 std::uint64_t* sink) {
+  const std::uint64_t lines = buf.size / kLine;
+  std::uint64_t state = seed, a0 = 0, a1 = 0, a2 = 0, a3 = 0, reads = 0;
+  auto at = [&](std::uint64_t i) {
+    return *reinterpret_cast<const std::uint64_t*>(buf.ptr + mulhi(i * 0x9E3779B97F4A7C15ULL, lines) * kLine);
+  };
+  while (Clock::now() < deadline) {
+    for (int j = 0; j < 4096; ++j, state += 4) {
+      a0 += at(state);
+      a1 += at(state + 1);
+      a2 += at(state + 2);
+      a3 += at(state + 3);
+    }
+    reads += 4 * 4096;
+  }
+  *sink += a0 ^ a1 ^ a2 ^ a3;
+  return reads;
+}
+
+// One thread's random-line loop. With `prefetch`: a batch of line addresses
+// is computed, then each line is read (one load brings the whole line to L1)
+// while the line `kAhead` places later is prefetched; this wins from DRAM.
+// Without: the direct schedule above, which wins from cache.
 std::uint64_t random_reads_until(const Buffer& buf, bool prefetch, std::uint64_t seed,
                                  Clock::time_point deadline, std::uint64_t* sink) {
+  if (!prefetch) return direct_reads_until(buf, seed, deadline, sink);
   constexpr std::size_t kBatch = 1024;
   constexpr std::size_t kAhead = 24;
   const std::uint64_t lines = buf.size / kLine;
