@@ -2,7 +2,7 @@
 //   probkit_accuracy hll   [--scale F]  HLL relative error vs cardinality, p = 10, 12, 14, 16
 //   probkit_accuracy bloom [--scale F]  Bloom FPR vs bits/key for both layouts, with models
 // --scale multiplies seed counts and query counts (default 1; < 1 for a quick look);
-// --max-n caps the HLL cardinality (default 10^9).
+// --max-n caps the HLL cardinality (default 10^9); --keys sets the keys per Bloom filter (default 10^6).
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -126,11 +126,10 @@ int run_hll(double scale, std::uint64_t cap) {
 // The classic (unblocked) Bloom filter's false-positive rate for m bits, n keys, k hashes.
 double classic_fpr(double m, double n, double k) { return std::pow(1.0 - std::exp(-k * n / m), k); }
 
-int run_bloom(double scale) {
-  constexpr std::uint64_t kKeys = 1'000'000;
+int run_bloom(double scale, std::uint64_t num_keys) {
   const auto queries = static_cast<std::uint64_t>(std::max(1e5, 2e7 * scale));
-  std::vector<std::uint64_t> keys(kKeys), probe(queries);
-  for (std::uint64_t i = 0; i < kKeys; ++i) keys[i] = i;
+  std::vector<std::uint64_t> keys(num_keys), probe(queries);
+  for (std::uint64_t i = 0; i < num_keys; ++i) keys[i] = i;
   for (std::uint64_t i = 0; i < queries; ++i) probe[i] = (std::uint64_t{1} << 40) + i;  // never inserted
   probkit::set_threads(0);
   std::printf("# served: %s\n", auto_engine().c_str());
@@ -139,12 +138,12 @@ int run_bloom(double scale) {
     const bool cl = layout == BloomLayout::Cacheline512;
     const double block_bits = cl ? 512.0 : 256.0;
     for (int bpk = 4; bpk <= 24; ++bpk) {
-      const auto nb = static_cast<std::uint64_t>(std::llround(kKeys * bpk / block_bits));
+      const auto nb = static_cast<std::uint64_t>(std::llround(num_keys * bpk / block_bits));
       std::uint32_t k = 8;
       if (cl) {  // the k the blocked model says is best at this load
         double best = 2.0;
         for (std::uint32_t kk = 1; kk <= 16; ++kk) {
-          const double f = probkit::bloom_model_fpr(layout, nb, kk, kKeys);
+          const double f = probkit::bloom_model_fpr(layout, nb, kk, num_keys);
           if (f < best) best = f, k = kk;
         }
       }
@@ -155,12 +154,12 @@ int run_bloom(double scale) {
       double classic_best = 2.0;
       std::uint32_t classic_k = 1;
       for (std::uint32_t kk = 1; kk <= 32; ++kk) {
-        if (classic_fpr(m, kKeys, kk) < classic_best) classic_best = classic_fpr(m, kKeys, kk), classic_k = kk;
+        if (classic_fpr(m, num_keys, kk) < classic_best) classic_best = classic_fpr(m, num_keys, kk), classic_k = kk;
       }
-      std::printf("%s,%.4f,%u,%llu,%llu,%.6e,%.6e,%.6e,%u,%.6e\n", cl ? "cacheline512" : "parquet_sbbf", m / kKeys, k,
-                  static_cast<unsigned long long>(kKeys), static_cast<unsigned long long>(queries),
+      std::printf("%s,%.4f,%u,%llu,%llu,%.6e,%.6e,%.6e,%u,%.6e\n", cl ? "cacheline512" : "parquet_sbbf", m / num_keys, k,
+                  static_cast<unsigned long long>(num_keys), static_cast<unsigned long long>(queries),
                   static_cast<double>(fp) / static_cast<double>(queries),
-                  probkit::bloom_model_fpr(layout, nb, k, kKeys), classic_fpr(m, kKeys, k), classic_k,
+                  probkit::bloom_model_fpr(layout, nb, k, num_keys), classic_fpr(m, num_keys, k), classic_k,
                   classic_best);
     }
   }
@@ -172,13 +171,15 @@ int run_bloom(double scale) {
 int main(int argc, char** argv) {
   double scale = 1.0;
   std::uint64_t cap = 1'000'000'000;
+  std::uint64_t keys = 1'000'000;
   for (int i = 2; i + 1 < argc; ++i) {
     if (std::strcmp(argv[i], "--scale") == 0) scale = std::atof(argv[i + 1]);
     if (std::strcmp(argv[i], "--max-n") == 0) cap = std::strtoull(argv[i + 1], nullptr, 10);
+    if (std::strcmp(argv[i], "--keys") == 0) keys = std::strtoull(argv[i + 1], nullptr, 10);
   }
   const std::string what = argc > 1 ? argv[1] : "";
   if (what == "hll") return run_hll(scale, cap);
-  if (what == "bloom") return run_bloom(scale);
+  if (what == "bloom") return run_bloom(scale, std::max<std::uint64_t>(keys, 1000));
   std::fprintf(stderr, "usage: probkit_accuracy hll|bloom [--scale F]\n");
   return 2;
 }
