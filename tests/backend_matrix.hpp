@@ -1,17 +1,19 @@
 // The backend configurations every identity test runs over (DESIGN.md §6):
 // Scalar, then Simd once per Highway target this CPU supports, each with 1, 2
-// and all threads. Tests are value-parameterised over backend_matrix(); the
-// reference they compare against is Scalar with one thread.
+// and all threads, then Cuda on device 0 when the library has a usable CUDA
+// device. Tests are value-parameterised over backend_matrix(); the reference
+// they compare against is Scalar with one thread.
 //
-// CUDA seam: a configuration with `device = true` runs on a device-resident
+// Device seam: a configuration with `device = true` runs on a device-resident
 // object. Generic bodies call place(obj, cfg) before bulk calls and fetch(obj)
-// before comparing; both are identities for host configurations. The CUDA
-// backend adds its configurations in backend_matrix() and implements the two
-// hooks for device ones.
+// before comparing; for host configurations both are identities. They use
+// to_device()/to_host() when the objects have them, so this file compiles with
+// and without the CUDA backend.
 #pragma once
 #include <gtest/gtest.h>
 #include <hwy/targets.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <cstdlib>
@@ -29,11 +31,12 @@ struct BackendConfig {
   std::string target = "scalar";      // what last_served().target must report
   std::int64_t hwy_bit = 0;           // Simd: the only target hwy::SupportedTargets() reports
   unsigned threads = 1;               // probkit::set_threads; 0 = every core
-  bool device = false;                // the object lives on a CUDA device
+  bool device = false;                // the object lives on CUDA device 0; `target` is a prefix
 
-  // A gtest-safe name such as "Scalar_threads1" or "AVX2_threadsAll".
+  // A gtest-safe name such as "Scalar_threads1", "AVX2_threadsAll" or "Cuda0".
   std::string name() const {
-    std::string base = backend == Backend::Simd ? target : std::string(backend == Backend::Cuda ? "Cuda" : "Scalar");
+    if (device) return "Cuda0";
+    std::string base = backend == Backend::Simd ? target : std::string("Scalar");
     for (char& c : base) {
       if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
     }
@@ -63,7 +66,10 @@ inline std::vector<BackendConfig> backend_matrix() {
   for (const std::string& target : simd_targets()) {
     for (unsigned t : kThreadCounts) out.push_back({Backend::Simd, target, hwy_target_bit(target), t, false});
   }
-  // CUDA configurations (device = true) join here once the CUDA backend exists.
+  const std::vector<Backend> available = available_backends();
+  if (std::find(available.begin(), available.end(), Backend::Cuda) != available.end()) {
+    out.push_back({Backend::Cuda, "cuda:0", 0, 1, true});
+  }
   return out;
 }
 
@@ -117,24 +123,35 @@ class ScopedEnv {
   std::optional<std::string> old_;
 };
 
-// CUDA seam: moves `obj` to where `cfg` runs it. Host configurations: nothing.
+// Device seam: moves `obj` to where `cfg` runs it. Host configurations: nothing.
 template <class T>
 void place(T& obj, const BackendConfig& cfg) {
-  (void)obj;
-  (void)cfg;
+  if constexpr (requires { obj.to_device(0); }) {
+    if (cfg.device) obj.to_device(0);
+  } else {
+    if (cfg.device) ADD_FAILURE() << "a device configuration without to_device()";
+  }
 }
 
-// CUDA seam: a host copy of `obj` to compare with the reference.
+// Device seam: a host copy of `obj` to compare with the reference.
 template <class T>
 T fetch(const T& obj) {
-  return obj;
+  T copy = obj;
+  if constexpr (requires { copy.on_device(); copy.to_host(); }) {
+    if (copy.on_device()) copy.to_host();
+  }
+  return copy;
 }
 
 // The last bulk call on this thread was served as `cfg` says.
 inline void expect_served(const BackendConfig& cfg) {
   const ServedBy s = last_served();
   EXPECT_EQ(s.backend, cfg.backend) << "served by " << to_string(s.backend) << " for " << cfg.name();
-  EXPECT_EQ(s.target, cfg.target) << "for " << cfg.name();
+  if (cfg.device) {
+    EXPECT_EQ(s.target.rfind(cfg.target, 0), 0u) << s.target << " for " << cfg.name();
+  } else {
+    EXPECT_EQ(s.target, cfg.target) << "for " << cfg.name();
+  }
 }
 
 // Index of the first differing byte, or -1 if equal (sizes included).
