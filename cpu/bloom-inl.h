@@ -34,15 +34,33 @@ using DSbbf = hn::CappedTag<std::uint32_t, layout::kSbbfWords>;
 // Filters larger than this miss the cache: prefetch the block of the key this
 // many keys ahead so that many misses are in flight at once.
 inline constexpr std::size_t kPrefetchMinBytes = std::size_t{1} << 20;
-inline constexpr std::size_t kPrefetchDistance = 16;
+inline constexpr std::size_t kPrefetchDistance = 32;  // 16..48 measured alike on 1 GiB
 
 HWY_INLINE std::uint64_t filter_bytes(const detail::BloomRef& f) {
   return f.num_blocks * layout::block_bytes(f.layout);
 }
 
+template <bool kWrite>
 HWY_INLINE void prefetch_block(const detail::BloomRef& f, std::uint64_t h) {
   const std::uint64_t b = layout::block_index(h, f.num_blocks);
-  hwy::Prefetch(f.words + b * layout::block_words(f.layout));
+  const std::uint32_t* p = f.words + b * layout::block_words(f.layout);
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  // Every CPU with AVX2 has PREFETCHW; Highway's target flags do not name it.
+  if constexpr (kWrite) {
+    asm volatile("prefetchw %0" : : "m"(*reinterpret_cast<const char*>(p)));
+    return;
+  }
+#endif
+  hwy::Prefetch(p);
+}
+
+// The first keys of a chunk have nobody ahead of them to prefetch their blocks:
+// issue those misses together before the loop, so they overlap too.
+template <bool kWrite>
+HWY_INLINE void prefetch_first(const detail::BloomRef& f, const std::uint64_t* hashes,
+                               std::size_t n) {
+  const std::size_t m = n < kPrefetchDistance ? n : kPrefetchDistance;
+  for (std::size_t i = 0; i < m; ++i) prefetch_block<kWrite>(f, hashes[i]);
 }
 
 // cacheline512 probe positions a_i = (x * C[i]) >> 23 for probes p..p+N-1.
@@ -84,10 +102,26 @@ HWY_INLINE hn::Vec<D> probe_bits(D d, hn::Vec<D> pos, std::size_t p, const LiveP
   return hn::And(bit, hn::Load(d, live.lane + p));
 }
 
+// 128-bit x86 vectors need four table lookups and an emulated variable shift
+// per probe group: there the positions come from the vector multiply and the
+// words are tested in scalar code, branch-free (measured 1.25x faster on SSE4).
+#if HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
+inline constexpr bool kScalarWordTest = true;
+#else
+inline constexpr bool kScalarWordTest = false;
+#endif
+
 HWY_INLINE bool cacheline_test(const std::uint32_t* block, std::uint64_t h, std::uint32_t k,
                                const LiveProbes& live) {
   const DBlock d;
   const auto x = hn::Set(d, static_cast<std::uint32_t>(h));
+  if constexpr (kScalarWordTest) {
+    HWY_ALIGN std::uint32_t pos[layout::kCachelineWords];
+    for (std::size_t p = 0; p < k; p += hn::Lanes(d)) hn::Store(cacheline_positions(d, x, p), d, pos + p);
+    std::uint32_t all = 1;
+    for (std::uint32_t i = 0; i < k; ++i) all &= block[pos[i] >> 5] >> (pos[i] & 31);
+    return (all & 1) != 0;
+  }
 #if !HWY_HAVE_SCALABLE
   if constexpr (hn::MaxLanes(d) >= layout::kCachelineWords) {  // one vector holds it all
     const auto pos = cacheline_positions(d, x, 0);
@@ -128,10 +162,11 @@ std::uint64_t contains_loop(const detail::BloomRef& f, const std::uint64_t* hash
   constexpr std::uint32_t kWords = kLayout == BloomLayout::Cacheline512 ? layout::kCachelineWords
                                                                         : layout::kSbbfWords;
   const LiveProbes live(f.k);
+  if constexpr (kPrefetch) prefetch_first<false>(f, hashes, n);
   std::uint64_t hits = 0;
   for (std::size_t i = 0; i < n; ++i) {
     if constexpr (kPrefetch) {
-      if (i + kPrefetchDistance < n) prefetch_block(f, hashes[i + kPrefetchDistance]);
+      if (i + kPrefetchDistance < n) prefetch_block<false>(f, hashes[i + kPrefetchDistance]);
     }
     const std::uint64_t h = hashes[i];
     const std::uint32_t* block = f.words + layout::block_index(h, f.num_blocks) * kWords;
@@ -220,9 +255,10 @@ void add_loop(const detail::BloomRef& f, const std::uint64_t* hashes, std::size_
               bool concurrent) {
   constexpr std::uint32_t kWords = kLayout == BloomLayout::Cacheline512 ? layout::kCachelineWords
                                                                         : layout::kSbbfWords;
+  if constexpr (kPrefetch) prefetch_first<true>(f, hashes, n);
   for (std::size_t i = 0; i < n; ++i) {
     if constexpr (kPrefetch) {
-      if (i + kPrefetchDistance < n) prefetch_block(f, hashes[i + kPrefetchDistance]);
+      if (i + kPrefetchDistance < n) prefetch_block<true>(f, hashes[i + kPrefetchDistance]);
     }
     const std::uint64_t h = hashes[i];
     std::uint32_t* block = f.words + layout::block_index(h, f.num_blocks) * kWords;
