@@ -92,15 +92,17 @@ TEST_F(SimdKernels, HashMatchesScalar) {
         KeyBatch kb;
         kb.kind = kind;
         kb.n = n + 3;
-        kb.keys = kind == KeyKind::U64 ? static_cast<const void*>(src.data())
-                                       : static_cast<const void*>(
-                                             reinterpret_cast<const std::uint32_t*>(src.data()) + 1);
+        kb.keys =
+            kind == KeyKind::U64
+                ? static_cast<const void*>(src.data())
+                : static_cast<const void*>(reinterpret_cast<const std::uint32_t*>(src.data()) + 1);
         for (const HashSpec& spec : specs) {
           std::vector<std::uint64_t> want(n);
           Misaligned<std::uint64_t> got(n, 1);  // 8-byte but not vector aligned
           scalar_kernels().hash(kb, off, n, spec, want.data());
           t->kernels->hash(kb, off, n, spec, got.data());
-          ASSERT_EQ(want, std::vector<std::uint64_t>(got.data(), got.data() + n)) << "kind " << int(kind) << " n " << n << " seed " << spec.seed;
+          ASSERT_EQ(want, std::vector<std::uint64_t>(got.data(), got.data() + n))
+              << "kind " << int(kind) << " n " << n << " seed " << spec.seed;
         }
       }
     }
@@ -150,7 +152,8 @@ TEST_F(SimdKernels, BloomMatchesScalar) {
     std::printf("checking target %s\n", t->name);
     for (BloomLayout layout : {BloomLayout::Cacheline512, BloomLayout::ParquetSbbf}) {
       for (std::uint64_t nb : block_counts) {
-        const std::uint32_t k_max = layout == BloomLayout::Cacheline512 ? layout::kMaxCachelineK : 1;
+        const std::uint32_t k_max =
+            layout == BloomLayout::Cacheline512 ? layout::kMaxCachelineK : 1;
         for (std::uint32_t k = 1; k <= k_max; ++k) {
           const std::uint32_t kk = layout == BloomLayout::Cacheline512 ? k : layout::kSbbfK;
           // Large filters get few k values: the kernels' loops do not depend on nb.
