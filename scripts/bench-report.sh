@@ -30,7 +30,7 @@ if [[ $mode != --report ]]; then
   ninja -C "$build" -j "$(nproc)" probkit_bench probkit_accuracy probkit_peer
 
   reps=3
-  python3 - "$data/machine.json" "$mode" "$reps" <<'PY'
+  [[ -n ${SKIP_BENCH:-} ]] || python3 - "$data/machine.json" "$mode" "$reps" <<'PY'
 import json, os, subprocess, sys, datetime
 flags, model = set(), "?"
 for line in open("/proc/cpuinfo"):
@@ -75,8 +75,14 @@ PY
   if [[ -z ${SKIP_ACCURACY:-} ]]; then
     echo "bench-report: probkit_accuracy" >&2
     if [[ $mode == --quick ]]; then acc=(--scale 0.05 --max-n 10000000); else acc=(); fi
-    "$build/bench/probkit_accuracy" bloom "${acc[@]}" > "$data/bloom_fpr.csv"
-    "$build/bench/probkit_accuracy" hll "${acc[@]}" > "$data/hll_accuracy.csv"
+    # Each CSV says which commit and date produced it (they may be kept across
+    # later runs with SKIP_ACCURACY=1: every backend gives identical results).
+    stamp="# commit: $(git rev-parse --short HEAD)
+# date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+    { echo "$stamp"; "$build/bench/probkit_accuracy" bloom "${acc[@]}"; } > "$data/bloom_fpr.csv.new"
+    { echo "$stamp"; "$build/bench/probkit_accuracy" hll "${acc[@]}"; } > "$data/hll_accuracy.csv.new"
+    mv "$data/bloom_fpr.csv.new" "$data/bloom_fpr.csv"
+    mv "$data/hll_accuracy.csv.new" "$data/hll_accuracy.csv"
   fi
   if [[ -z ${SKIP_PEERS:-} ]]; then
     echo "bench-report: peers" >&2

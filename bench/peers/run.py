@@ -179,7 +179,7 @@ class Runner:
                                                    "probkit": pk}
             note = f"lgK 14, {n} keys"
             self.row("hll", "datasketches", "add keys/s", n / secs, pk["add_keys_per_s"], 1, note)
-            self.row("hll", "datasketches", "|relative error| (lower is better)", abs(est / n - 1),
+            self.row("hll", "datasketches", "abs. relative error (lower is better)", abs(est / n - 1),
                      abs(pk["rel_error"]), 1, note, higher_is_better=False)
 
         self.attempt("datasketches", datasketches_peer)
@@ -200,7 +200,7 @@ class Runner:
                 self.results["raw"].setdefault(peer, {})[label] = {"keys_per_s": n / secs, "estimate": est}
                 note = f"{n} u64 keys in memory, {label}"
                 self.row("hll", peer, "keys/s", n / secs, pk["add_keys_per_s"], pk["threads"], note)
-                self.row("hll", peer, "|relative error| (lower is better)", abs(est / n - 1), abs(pk["rel_error"]),
+                self.row("hll", peer, "abs. relative error (lower is better)", abs(est / n - 1), abs(pk["rel_error"]),
                          pk["threads"], note, higher_is_better=False)
 
         def duckdb_peer():
