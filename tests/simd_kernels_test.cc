@@ -6,11 +6,15 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "probkit/backend.hpp"
+#include "probkit/bloom_filter.hpp"
 #include "probkit/detail/kernels.hpp"
 #include "probkit/layout/hll.hpp"
 
@@ -75,6 +79,21 @@ TEST(SimdTargets, NoScalarCopiesAndNamed) {
   // targets shows up here rather than as a silently slower library.
   EXPECT_GE(n, 3u);
 #endif
+}
+
+// Each target, made the best one the CPU reports, is the one that serves.
+TEST_F(SimdKernels, DispatchServesEachTarget) {
+  if (std::getenv("PROBKIT_SIMD_TARGET") != nullptr) GTEST_SKIP() << "a target is pinned";
+  const std::uint64_t keys[] = {1, 2, 3};
+  for (const SimdTarget* t : targets_) {
+    hwy::SetSupportedTargetsForTest(t->bit | HWY_SCALAR);
+    EXPECT_EQ(probkit::simd_target(), t->name);
+    auto bf = probkit::BloomFilter::for_capacity(100, 0.01);
+    bf.add(std::span<const std::uint64_t>(keys), probkit::Backend::Simd);
+    EXPECT_EQ(probkit::last_served().target, t->name);
+  }
+  hwy::SetSupportedTargetsForTest(0);
+  EXPECT_EQ(probkit::simd_target(), targets_.front()->name) << "the best target must win";
 }
 
 TEST_F(SimdKernels, HashMatchesScalar) {
