@@ -4,13 +4,19 @@
 #include <gtest/gtest.h>
 #include <hwy/targets.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
+#include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "probkit/backend.hpp"
+#include "probkit/bloom_filter.hpp"
 #include "probkit/detail/kernels.hpp"
 #include "probkit/layout/hll.hpp"
 
@@ -75,6 +81,21 @@ TEST(SimdTargets, NoScalarCopiesAndNamed) {
   // targets shows up here rather than as a silently slower library.
   EXPECT_GE(n, 3u);
 #endif
+}
+
+// Each target, made the best one the CPU reports, is the one that serves.
+TEST_F(SimdKernels, DispatchServesEachTarget) {
+  if (std::getenv("PROBKIT_SIMD_TARGET") != nullptr) GTEST_SKIP() << "a target is pinned";
+  const std::uint64_t keys[] = {1, 2, 3};
+  for (const SimdTarget* t : targets_) {
+    hwy::SetSupportedTargetsForTest(t->bit | HWY_SCALAR);
+    EXPECT_EQ(probkit::simd_target(), t->name);
+    auto bf = probkit::BloomFilter::for_capacity(100, 0.01);
+    bf.add(std::span<const std::uint64_t>(keys), probkit::Backend::Simd);
+    EXPECT_EQ(probkit::last_served().target, t->name);
+  }
+  hwy::SetSupportedTargetsForTest(0);
+  EXPECT_EQ(probkit::simd_target(), targets_.front()->name) << "the best target must win";
 }
 
 TEST_F(SimdKernels, HashMatchesScalar) {
@@ -184,6 +205,39 @@ TEST_F(SimdKernels, BloomMatchesScalar) {
             ASSERT_EQ(want.words, got.words) << "add 2: nb " << nb << " k " << kk;
           }
         }
+      }
+    }
+  }
+}
+
+// Threads adding to one small filter at once lose no bits: lost updates show
+// up as bits missing against the sequential reference (the filters stay about
+// half full, so later keys rarely set a lost bit again).
+TEST_F(SimdKernels, ConcurrentAddLosesNothing) {
+  constexpr unsigned kThreads = 4;
+  constexpr std::size_t kPerThread = 2500;
+  const std::vector<std::uint64_t> h = random_u64(rng_, kThreads * kPerThread);
+  for (const SimdTarget* t : targets_) {
+    SCOPED_TRACE(t->name);
+    for (BloomLayout layout : {BloomLayout::Cacheline512, BloomLayout::ParquetSbbf}) {
+      const bool cacheline = layout == BloomLayout::Cacheline512;
+      const std::uint32_t k = cacheline ? 3 : layout::kSbbfK;
+      const std::uint64_t nb = cacheline ? 64 : 256;  // 32768 or 65536 bits
+      for (int round = 0; round < 5; ++round) {
+        Filter want(nb, k, layout), got(nb, k, layout);
+        scalar_kernels().bloom_add(want.ref, h.data(), h.size(), false);
+        std::atomic<unsigned> ready{0};
+        std::vector<std::thread> pool;
+        for (unsigned w = 0; w < kThreads; ++w) {
+          pool.emplace_back([&, w] {
+            ready.fetch_add(1);
+            while (ready.load() < kThreads) {
+            }
+            t->kernels->bloom_add(got.ref, h.data() + w * kPerThread, kPerThread, true);
+          });
+        }
+        for (auto& th : pool) th.join();
+        ASSERT_EQ(want.words, got.words) << "round " << round;
       }
     }
   }
