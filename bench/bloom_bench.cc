@@ -114,6 +114,7 @@ void bm_bloom(benchmark::State& state, Op op, BloomLayout layout, KeyType type, 
   const KeyPool& pool = op == Op::Add ? inserts(type) : queries(type, bytes);
   BloomFilter* target = op == Op::Add ? &empty(layout, bytes) : nullptr;
   const BloomFilter& filter = op == Op::Add ? *target : loaded(layout, bytes);
+  benchmark::DoNotOptimize(touch_pages(filter.data().data(), filter.data().size()));
   const Rate probe = recent_random_line_reads_per_s(bytes, threads);
   engine.apply(threads);
   std::vector<std::uint8_t> out(kBatchKeys);

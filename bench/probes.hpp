@@ -15,6 +15,10 @@ struct Rate {
   double per_cpu_s = 0;
 };
 
+// Reads one byte of every 4 KiB page of [data, data + bytes), so that pages
+// the host of a virtual machine reclaimed are back before anything is timed.
+std::uint64_t touch_pages(const void* data, std::size_t bytes);
+
 // CPU seconds used by this process so far (all threads).
 double process_cpu_seconds();
 
