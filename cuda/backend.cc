@@ -20,8 +20,15 @@ namespace {
 // One staged chunk: 4 Mi keys (32 MiB of u64 keys) and up to 64 MiB of string
 // bytes per buffer, two buffers deep: big enough to run at copy bandwidth,
 // small enough to pin cheaply.
-constexpr std::size_t kChunkKeys = std::size_t{1} << 22;
-constexpr std::size_t kChunkBytes = std::size_t{64} << 20;
+// (tests/cuda_sim shrinks them to run many chunks on small batches.)
+#ifndef PROBKIT_CUDA_CHUNK_KEYS
+#define PROBKIT_CUDA_CHUNK_KEYS (std::size_t{1} << 22)
+#endif
+#ifndef PROBKIT_CUDA_CHUNK_BYTES
+#define PROBKIT_CUDA_CHUNK_BYTES (std::size_t{64} << 20)
+#endif
+constexpr std::size_t kChunkKeys = PROBKIT_CUDA_CHUNK_KEYS;
+constexpr std::size_t kChunkBytes = PROBKIT_CUDA_CHUNK_BYTES;
 constexpr int kSlots = 2;
 constexpr int kHostMemory = -1;
 constexpr int kManagedMemory = -2;

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <random>
 #include <span>
 #include <string>
@@ -226,6 +228,14 @@ struct KeySet {
   }
 };
 
+// Key sets are reused across layouts and tests: generating 10^6 strings costs more than using them.
+const KeySet& keyset(std::size_t n, std::uint64_t seed) {
+  static std::map<std::pair<std::size_t, std::uint64_t>, std::unique_ptr<KeySet>> cache;
+  auto& slot = cache[{n, seed}];
+  if (!slot) slot = std::make_unique<KeySet>(n, seed);
+  return *slot;
+}
+
 // The same keys in device memory (string_views have no device form).
 struct DeviceKeySet {
   DeviceVector<std::uint32_t> u32;
@@ -250,7 +260,14 @@ struct DeviceKeySet {
   }
 };
 
+// Not multiples of a warp or a CTA. The simulator (tests/cuda_sim) runs the
+// kernels on the CPU with 4093-key staging chunks, so 100003 keys already
+// cross 25 chunks there.
+#if defined(PROBKIT_CUDA_SIMULATOR)
+const std::size_t kSizes[] = {0, 1, 31, 33, 100003};
+#else
 const std::size_t kSizes[] = {0, 1, 31, 33, 1000003};
+#endif
 
 BloomFilter make_filter(BloomLayout layout, std::size_t n) {
   const std::uint64_t blocks = std::max<std::uint64_t>(1, n / 40 + 3);  // ~10 bits per key: collisions happen
@@ -262,7 +279,8 @@ void expect_bloom_identity(BloomLayout layout, Kind kind, std::size_t n, bool de
   SCOPED_TRACE(std::string(name(kind)) + " n=" + std::to_string(n) +
                (layout == BloomLayout::ParquetSbbf ? " sbbf" : " cacheline512") +
                (device_keys ? " device keys" : " host keys"));
-  const KeySet inserted(n, 1000 + n), queried(n + 17, 2000 + n);
+  const KeySet& inserted = keyset(n, 1000 + n);
+  const KeySet& queried = keyset(n + 17, 2000 + n);
   BloomFilter ref = make_filter(layout, n);
   ref.add(inserted.host(kind), Backend::Scalar);
   std::vector<std::uint8_t> ref_hits(queried.u64.size());
@@ -470,12 +488,37 @@ TEST(CudaBloom, BadDeviceOffsetsAreRejectedBeforeAnyWrite) {
   EXPECT_TRUE(f == before);
 }
 
+// Strings longer than a staging chunk's byte budget (in the simulator) and
+// batches whose bytes split unevenly across chunks.
+TEST(CudaBloom, LongStringsFromHost) {
+  PROBKIT_REQUIRE_GPU();
+  std::vector<std::uint8_t> bytes;
+  std::vector<std::int64_t> off{0};
+  std::mt19937_64 rng(77);
+  for (int i = 0; i < 300; ++i) {
+    const std::size_t len = i % 50 == 7 ? 50000 + rng() % 1000 : rng() % 3000;
+    for (std::size_t j = 0; j < len; ++j) bytes.push_back(static_cast<std::uint8_t>(rng()));
+    off.push_back(static_cast<std::int64_t>(bytes.size()));
+  }
+  const Keys keys(probkit::StringBatch<std::int64_t>{off, bytes});
+  BloomFilter ref(97, 11), dev(97, 11);
+  ref.add(keys, Backend::Scalar);
+  dev.to_device();
+  dev.add(keys);
+  EXPECT_TRUE(dev == ref);
+  HyperLogLog href(8), hdev(8);
+  href.add(keys, Backend::Scalar);
+  hdev.to_device();
+  hdev.add(keys);
+  EXPECT_TRUE(hdev == href);
+}
+
 // ---------------------------------------------------------------------------
 
 void expect_hll_identity(std::uint32_t p, Kind kind, std::size_t n, bool device_keys) {
   SCOPED_TRACE(std::string(name(kind)) + " p=" + std::to_string(p) + " n=" + std::to_string(n) +
                (device_keys ? " device keys" : " host keys"));
-  const KeySet keys(n, 3000 + n + p);
+  const KeySet& keys = keyset(n, 3000 + n);
   HyperLogLog ref(p);
   ref.add(keys.host(kind), Backend::Scalar);
   HyperLogLog dev(p);
