@@ -11,6 +11,9 @@ namespace probkit::detail::cuda {
 namespace {
 
 constexpr unsigned kThreads = 256;
+// add has no dependent loads (its atomics are fire-and-forget): the key
+// loads are its latency, so each thread keeps several in flight.
+constexpr int kAddBatch = 4;
 constexpr unsigned kLinePad = layout::kCachelineWords + 1;  // odd row length spreads the banks
 
 // add: the key's mask is gathered per word (cacheline512: in a shared-memory
@@ -20,8 +23,7 @@ template <KeyKind K, BloomLayout L>
 __global__ void __launch_bounds__(kThreads)
     bloom_add_kernel(BloomRef f, DeviceKeys keys, HashSpec spec) {
   __shared__ std::uint32_t scratch[L == BloomLayout::Cacheline512 ? kThreads * kLinePad : 1];
-  for (std::size_t i = global_thread(); i < keys.n; i += grid_threads()) {
-    const std::uint64_t h = key_hash<K>(keys, i, spec);
+  for_each_key_hash<K, kAddBatch>(keys, spec, [&](std::size_t, std::uint64_t h) {
     const std::uint64_t b = layout::block_index(h, f.num_blocks);
     if constexpr (L == BloomLayout::Cacheline512) {
       std::uint32_t* mask = scratch + threadIdx.x * kLinePad;
@@ -39,7 +41,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
       for (unsigned w = 0; w < layout::kSbbfWords; ++w) atomicOr(block + w, layout::sbbf_word_bit(h, w));
     }
-  }
+  });
 }
 
 // contains: the block arrives in 16-byte vector loads (cacheline512: four,

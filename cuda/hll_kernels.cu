@@ -11,6 +11,7 @@ namespace probkit::detail::cuda {
 namespace {
 
 constexpr unsigned kThreads = 256;
+constexpr int kBatch = 8;  // keys whose loads a thread has in flight at once
 
 // Registers are bytes; CUDA has no byte atomics. A byte-wise max into the
 // containing 32-bit word by compare-and-swap (`cand` holds the new values in
@@ -36,12 +37,11 @@ __global__ void __launch_bounds__(kThreads)
   const std::uint32_t m = 1u << p;
   for (std::uint32_t j = threadIdx.x; j < m; j += blockDim.x) local[j] = 0;
   __syncthreads();
-  for (std::size_t i = global_thread(); i < keys.n; i += grid_threads()) {
-    const std::uint64_t h = key_hash<K>(keys, i, spec);
+  for_each_key_hash<K, kBatch>(keys, spec, [&](std::size_t, std::uint64_t h) {
     const std::uint32_t j = layout::hll_index(h, p);
     const std::uint32_t r = layout::hll_rank(h, p);
     if (local[j] < r) atomicMax(local + j, r);
-  }
+  });
   __syncthreads();
   auto* words = reinterpret_cast<std::uint32_t*>(registers);
   for (std::uint32_t w = threadIdx.x; w < m / 4; w += blockDim.x) {
@@ -56,12 +56,11 @@ template <KeyKind K>
 __global__ void __launch_bounds__(kThreads)
     hll_add_global_kernel(std::uint8_t* registers, std::uint32_t p, DeviceKeys keys, HashSpec spec) {
   auto* words = reinterpret_cast<std::uint32_t*>(registers);
-  for (std::size_t i = global_thread(); i < keys.n; i += grid_threads()) {
-    const std::uint64_t h = key_hash<K>(keys, i, spec);
+  for_each_key_hash<K, kBatch>(keys, spec, [&](std::size_t, std::uint64_t h) {
     const std::uint32_t j = layout::hll_index(h, p);
     const std::uint32_t r = layout::hll_rank(h, p);
     atomic_max_bytes(words + j / 4, r << (8 * (j % 4)));
-  }
+  });
 }
 
 __global__ void hll_max_kernel(std::uint32_t* dst, const std::uint32_t* src, std::size_t n) {

@@ -52,4 +52,26 @@ __device__ __forceinline__ std::size_t grid_threads() {
   return static_cast<std::size_t>(gridDim.x) * blockDim.x;
 }
 
+// Calls fn(i, hash of key i) for this thread's keys of a grid-stride loop,
+// hashing kBatch keys before the first call so that their loads are in flight
+// together: a streaming kernel needs many bytes in flight per thread.
+// Strings use kBatch = 1 (their hash is a loop over bytes, not worth
+// replicating).
+template <KeyKind K, int kBatch, class Fn>
+__device__ __forceinline__ void for_each_key_hash(const DeviceKeys& keys, HashSpec spec, Fn&& fn) {
+  constexpr int kB = (K == KeyKind::Offsets32 || K == KeyKind::Offsets64) ? 1 : kBatch;
+  const std::size_t stride = grid_threads();
+  std::size_t i = global_thread();
+  if constexpr (kB > 1) {
+    for (; i + (kB - 1) * stride < keys.n; i += kB * stride) {
+      std::uint64_t h[kB];
+#pragma unroll
+      for (int j = 0; j < kB; ++j) h[j] = key_hash<K>(keys, i + j * stride, spec);
+#pragma unroll
+      for (int j = 0; j < kB; ++j) fn(i + j * stride, h[j]);
+    }
+  }
+  for (; i < keys.n; i += stride) fn(i, key_hash<K>(keys, i, spec));
+}
+
 }  // namespace probkit::detail::cuda
