@@ -75,6 +75,7 @@ BloomFilter& BloomFilter::operator=(const BloomFilter& other) = default;
 
 void BloomFilter::add(const Keys& keys, Backend backend) {
   if (on_device()) return add(keys, Stream{}, backend);
+  detail::cuda::require_host_keys(keys.batch(), "add");
   const detail::CpuChoice c = detail::resolve_cpu(backend);
   const detail::KeyBatch& kb = keys.batch();
   const unsigned workers = detail::workers_for(kb.n);
@@ -93,6 +94,7 @@ void BloomFilter::contains(const Keys& keys, std::span<std::uint8_t> out, Backen
                 std::to_string(keys.size()) + " keys");
   }
   if (out.data() == nullptr && !out.empty()) throw Error("contains: output pointer is null");
+  detail::cuda::require_host_keys(keys.batch(), "contains");
   const detail::CpuChoice c = detail::resolve_cpu(backend);
   const detail::KeyBatch& kb = keys.batch();
   const detail::BloomRef f = ref_of(const_cast<std::uint8_t*>(storage_.data()), num_blocks_, k_, layout_);
@@ -105,6 +107,7 @@ void BloomFilter::contains(const Keys& keys, std::span<std::uint8_t> out, Backen
 
 std::uint64_t BloomFilter::count(const Keys& keys, Backend backend) const {
   if (on_device()) return count(keys, Stream{}, backend);
+  detail::cuda::require_host_keys(keys.batch(), "count");
   const detail::CpuChoice c = detail::resolve_cpu(backend);
   const detail::KeyBatch& kb = keys.batch();
   const unsigned workers = detail::workers_for(kb.n);

@@ -9,6 +9,8 @@
 
 #include "probkit/backend.hpp"
 #include "probkit/detail/kernels.hpp"
+#include "probkit/error.hpp"
+#include "probkit/keys.hpp"
 
 struct CUstream_st;
 
@@ -25,6 +27,15 @@ void zero(void* p, std::size_t bytes, int device);
 bool is_device_pointer(const void* p);
 // "cuda:N <device name>", for last_served().
 std::string device_label(int device);
+
+// Host-resident objects read keys on the CPU: keys said (or detected, for
+// strings) to be in device memory are an error there, not a crash.
+inline void require_host_keys(const KeyBatch& keys, const char* op) {
+  if (keys.memory == static_cast<std::uint8_t>(KeyMemory::Device)) {
+    throw Error(std::string(op) + ": the keys are in device memory but the object is in host memory; "
+                "move it with to_device() first");
+  }
+}
 
 // Throws unless `requested` (after PROBKIT_BACKEND for Auto) may serve a
 // device-resident object: only Auto and Cuda can.

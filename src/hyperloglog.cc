@@ -45,6 +45,7 @@ HyperLogLog& HyperLogLog::operator=(const HyperLogLog& other) = default;
 
 void HyperLogLog::add(const Keys& keys, Backend backend) {
   if (on_device()) return add(keys, Stream{}, backend);
+  detail::cuda::require_host_keys(keys.batch(), "add");
   const detail::CpuChoice c = detail::resolve_cpu(backend);
   const detail::KeyBatch& kb = keys.batch();
   const unsigned workers = detail::workers_for(kb.n);

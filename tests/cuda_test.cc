@@ -458,6 +458,16 @@ TEST(CudaBloom, CpuBackendsOnADeviceObjectAreErrors) {
   EXPECT_THROW(h.add(keys.host(Kind::U64), Backend::Scalar), probkit::Error);
   EXPECT_THROW(f.to_device(1 << 20), probkit::Error);  // no such device
   EXPECT_TRUE(f.on_device());
+  // Keys in device memory for a host object: an error, not a crash.
+  const DeviceKeySet dk(keys);
+  BloomFilter host(64, 6);
+  EXPECT_THROW(host.add(dk.keys(Kind::U64, KeyMemory::Device)), probkit::Error);
+  EXPECT_THROW(host.add(dk.keys(Kind::Str64, KeyMemory::Detect)), probkit::Error);  // detected
+  std::vector<std::uint8_t> hits(100);
+  EXPECT_THROW(host.contains(dk.keys(Kind::U32, KeyMemory::Device), hits), probkit::Error);
+  HyperLogLog hh(10);
+  EXPECT_THROW(hh.add(dk.keys(Kind::U64, KeyMemory::Device)), probkit::Error);
+  EXPECT_TRUE(host == BloomFilter(64, 6));
 }
 
 TEST(CudaBloom, BadDeviceOffsetsAreRejectedBeforeAnyWrite) {

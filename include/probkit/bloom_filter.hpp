@@ -55,7 +55,9 @@ class BloomFilter {
   // on the CPU and ignores the stream). Keys and `out` may be in host or
   // device memory (Keys says which, or detects it). The plain form waits for
   // the stream; the _async twin returns once the work is queued, or, for host
-  // keys or host `out`, once those host buffers have been consumed.
+  // keys or host `out`, once those host buffers have been consumed. Calls
+  // without a stream (estimate, serialize, ==, to_host, ...) use CUDA's
+  // default stream: wait for your stream before them.
   void add(const Keys& keys, Stream stream, Backend backend = Backend::Auto);
   void add_async(const Keys& keys, Stream stream, Backend backend = Backend::Auto);
   void contains(const Keys& keys, std::span<std::uint8_t> out, Stream stream,
