@@ -117,7 +117,8 @@ HWY_INLINE bool cacheline_test(const std::uint32_t* block, std::uint64_t h, std:
   const auto x = hn::Set(d, static_cast<std::uint32_t>(h));
   if constexpr (kScalarWordTest) {
     HWY_ALIGN std::uint32_t pos[layout::kCachelineWords];
-    for (std::size_t p = 0; p < k; p += hn::Lanes(d)) hn::Store(cacheline_positions(d, x, p), d, pos + p);
+    for (std::size_t p = 0; p < k; p += hn::Lanes(d))
+      hn::Store(cacheline_positions(d, x, p), d, pos + p);
     std::uint32_t all = 1;
     for (std::uint32_t i = 0; i < k; ++i) all &= block[pos[i] >> 5] >> (pos[i] & 31);
     return (all & 1) != 0;
@@ -125,8 +126,8 @@ HWY_INLINE bool cacheline_test(const std::uint32_t* block, std::uint64_t h, std:
 #if !HWY_HAVE_SCALABLE
   if constexpr (hn::MaxLanes(d) >= layout::kCachelineWords) {  // one vector holds it all
     const auto pos = cacheline_positions(d, x, 0);
-    const auto words = hn::TableLookupLanes(hn::LoadU(d, block),
-                                            hn::IndicesFromVec(d, hn::ShiftRight<5>(pos)));
+    const auto words =
+        hn::TableLookupLanes(hn::LoadU(d, block), hn::IndicesFromVec(d, hn::ShiftRight<5>(pos)));
     return hn::AllTrue(d, hn::Eq(hn::AndNot(words, probe_bits(d, pos, 0, live)), hn::Zero(d)));
   }
 #endif
@@ -159,8 +160,8 @@ HWY_INLINE bool sbbf_test(const std::uint32_t* block, std::uint64_t h) {
 template <bool kPrefetch, bool kStore, BloomLayout kLayout>
 std::uint64_t contains_loop(const detail::BloomRef& f, const std::uint64_t* hashes, std::size_t n,
                             std::uint8_t* out) {
-  constexpr std::uint32_t kWords = kLayout == BloomLayout::Cacheline512 ? layout::kCachelineWords
-                                                                        : layout::kSbbfWords;
+  constexpr std::uint32_t kWords =
+      kLayout == BloomLayout::Cacheline512 ? layout::kCachelineWords : layout::kSbbfWords;
   const LiveProbes live(f.k);
   if constexpr (kPrefetch) prefetch_first<false>(f, hashes, n);
   std::uint64_t hits = 0;
@@ -183,8 +184,8 @@ std::uint64_t contains_loop(const detail::BloomRef& f, const std::uint64_t* hash
 }
 
 template <bool kPrefetch, bool kStore>
-std::uint64_t contains_layout(const detail::BloomRef& f, const std::uint64_t* hashes,
-                              std::size_t n, std::uint8_t* out) {
+std::uint64_t contains_layout(const detail::BloomRef& f, const std::uint64_t* hashes, std::size_t n,
+                              std::uint8_t* out) {
   return f.layout == BloomLayout::Cacheline512
              ? contains_loop<kPrefetch, kStore, BloomLayout::Cacheline512>(f, hashes, n, out)
              : contains_loop<kPrefetch, kStore, BloomLayout::ParquetSbbf>(f, hashes, n, out);
@@ -216,7 +217,8 @@ HWY_INLINE void or_words(D d, std::uint32_t* block, hn::Vec<D> bits, bool concur
     const std::uint32_t b = lanes[w];
     if (b == 0) continue;
     std::atomic_ref<std::uint32_t> word(block[w]);
-    if ((word.load(std::memory_order_relaxed) & b) != b) word.fetch_or(b, std::memory_order_relaxed);
+    if ((word.load(std::memory_order_relaxed) & b) != b)
+      word.fetch_or(b, std::memory_order_relaxed);
   }
 }
 
@@ -230,7 +232,8 @@ HWY_INLINE void cacheline_set(std::uint32_t* block, std::uint64_t h, std::uint32
   const DBlock d;
   const auto x = hn::Set(d, static_cast<std::uint32_t>(h));
   HWY_ALIGN std::uint32_t pos[layout::kCachelineWords];
-  for (std::size_t p = 0; p < k; p += hn::Lanes(d)) hn::Store(cacheline_positions(d, x, p), d, pos + p);
+  for (std::size_t p = 0; p < k; p += hn::Lanes(d))
+    hn::Store(cacheline_positions(d, x, p), d, pos + p);
   if (!concurrent) {
     for (std::uint32_t i = 0; i < k; ++i) block[pos[i] >> 5] |= 1u << (pos[i] & 31);
     return;
@@ -238,7 +241,8 @@ HWY_INLINE void cacheline_set(std::uint32_t* block, std::uint64_t h, std::uint32
   for (std::uint32_t i = 0; i < k; ++i) {
     const std::uint32_t bit = 1u << (pos[i] & 31);
     std::atomic_ref<std::uint32_t> word(block[pos[i] >> 5]);
-    if ((word.load(std::memory_order_relaxed) & bit) == 0) word.fetch_or(bit, std::memory_order_relaxed);
+    if ((word.load(std::memory_order_relaxed) & bit) == 0)
+      word.fetch_or(bit, std::memory_order_relaxed);
   }
 }
 
@@ -253,8 +257,8 @@ HWY_INLINE void sbbf_set(std::uint32_t* block, std::uint64_t h, bool concurrent)
 template <bool kPrefetch, BloomLayout kLayout>
 void add_loop(const detail::BloomRef& f, const std::uint64_t* hashes, std::size_t n,
               bool concurrent) {
-  constexpr std::uint32_t kWords = kLayout == BloomLayout::Cacheline512 ? layout::kCachelineWords
-                                                                        : layout::kSbbfWords;
+  constexpr std::uint32_t kWords =
+      kLayout == BloomLayout::Cacheline512 ? layout::kCachelineWords : layout::kSbbfWords;
   if constexpr (kPrefetch) prefetch_first<true>(f, hashes, n);
   for (std::size_t i = 0; i < n; ++i) {
     if constexpr (kPrefetch) {

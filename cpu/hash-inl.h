@@ -83,31 +83,38 @@ HWY_INLINE V64 murmur64a_finish(V64 h) {
   return hn::Xor(h, hn::ShiftRight<layout::kMurmurR>(h));
 }
 
-// One hash function for one key width: the vector form and the layout function.
+// One hash function for one key width. The start value is kept as a scalar:
+// SVE vectors are sizeless and cannot be struct members.
 struct Xxh64U64 {
   using Key = std::uint64_t;
-  V64 start;
-  explicit Xxh64U64(std::uint64_t seed) : start(hn::Set(D64(), seed + layout::kXxhPrime5 + 8)) {}
-  HWY_INLINE V64 operator()(V64 key) const { return xxh64_avalanche(xxh64_tail8(start, key)); }
+  std::uint64_t start;
+  explicit Xxh64U64(std::uint64_t seed) : start(seed + layout::kXxhPrime5 + 8) {}
+  HWY_INLINE V64 operator()(V64 key) const {
+    return xxh64_avalanche(xxh64_tail8(hn::Set(D64(), start), key));
+  }
 };
 struct Xxh64U32 {
   using Key = std::uint32_t;
-  V64 start;
-  explicit Xxh64U32(std::uint64_t seed) : start(hn::Set(D64(), seed + layout::kXxhPrime5 + 4)) {}
-  HWY_INLINE V64 operator()(V64 key) const { return xxh64_avalanche(xxh64_tail4(start, key)); }
+  std::uint64_t start;
+  explicit Xxh64U32(std::uint64_t seed) : start(seed + layout::kXxhPrime5 + 4) {}
+  HWY_INLINE V64 operator()(V64 key) const {
+    return xxh64_avalanche(xxh64_tail4(hn::Set(D64(), start), key));
+  }
 };
 struct Murmur64AU64 {
   using Key = std::uint64_t;
-  V64 start;
-  explicit Murmur64AU64(std::uint64_t seed) : start(hn::Set(D64(), seed ^ (8 * layout::kMurmurM))) {}
-  HWY_INLINE V64 operator()(V64 key) const { return murmur64a_finish(murmur64a_block(start, key)); }
+  std::uint64_t start;
+  explicit Murmur64AU64(std::uint64_t seed) : start(seed ^ (8 * layout::kMurmurM)) {}
+  HWY_INLINE V64 operator()(V64 key) const {
+    return murmur64a_finish(murmur64a_block(hn::Set(D64(), start), key));
+  }
 };
 struct Murmur64AU32 {
   using Key = std::uint32_t;
-  V64 start;
-  explicit Murmur64AU32(std::uint64_t seed) : start(hn::Set(D64(), seed ^ (4 * layout::kMurmurM))) {}
+  std::uint64_t start;
+  explicit Murmur64AU32(std::uint64_t seed) : start(seed ^ (4 * layout::kMurmurM)) {}
   HWY_INLINE V64 operator()(V64 key) const {
-    return murmur64a_finish(mul64(hn::Xor(start, key), layout::kMurmurM));
+    return murmur64a_finish(mul64(hn::Xor(hn::Set(D64(), start), key), layout::kMurmurM));
   }
 };
 

@@ -1,7 +1,7 @@
-// Per-target HyperLogLog register update (DESIGN.md §4). Index and rank of a
-// vector of hashes are computed in lanes; the registers are then read one by
-// one and written only when the rank raises one (after warm-up almost never, so
-// the branch is predictable and the registers stay clean in cache).
+// Per-target HyperLogLog register update (DESIGN.md §4): a vector of hashes
+// reads its registers with one gather and decides in lanes whether any key
+// raises its register; only then (after warm-up almost never) are registers
+// written, by the layout functions, key by key.
 
 #if defined(PROBKIT_CPU_HLL_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef PROBKIT_CPU_HLL_INL_H_
@@ -23,42 +23,57 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 #if HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
 
-// Rank = 1 + ctz of the bits above the index, with the sentinel bit at 64 - p
-// (layout::hll_rank). Highway 1.0.3 has no TrailingZeroCount: the lowest set
-// bit (at most 2^60) converts exactly to a double whose exponent is its ctz.
+// The registers a vector of hashes lands on, read with one gather: each lane
+// loads the aligned 8 bytes holding its register (in bounds, as m = 2^p is a
+// multiple of 8) and shifts its byte down.
 template <class D>
-HWY_INLINE hn::Vec<D> hll_rank(D d, hn::Vec<D> h, std::uint32_t p) {
+HWY_INLINE hn::Vec<D> gather_registers(D d, const std::uint8_t* registers, hn::Vec<D> index) {
   const hn::RebindToSigned<D> di;
-  const hn::Repartition<double, D> df;
-  const auto above = hn::Or(hn::ShiftRightSame(h, static_cast<int>(p)),
-                            hn::Set(d, std::uint64_t{1} << (64 - p)));
-  const auto lowest = hn::And(above, hn::Sub(hn::Zero(d), above));
-  const auto as_double = hn::BitCast(d, hn::ConvertTo(df, hn::BitCast(di, lowest)));
-  return hn::Sub(hn::ShiftRight<52>(as_double), hn::Set(d, std::uint64_t{1023 - 1}));
+  const auto offset = hn::And(index, hn::Set(d, ~std::uint64_t{7}));
+  const auto eight = hn::GatherOffset(d, reinterpret_cast<const std::uint64_t*>(registers),
+                                      hn::BitCast(di, offset));
+  const auto byte_shift = hn::ShiftLeft<3>(hn::And(index, hn::Set(d, std::uint64_t{7})));
+  return hn::And(hn::Shr(eight, byte_shift), hn::Set(d, std::uint64_t{0xff}));
 }
 
+HWY_INLINE void hll_update(std::uint8_t* registers, std::uint32_t p, std::uint64_t h) {
+  const std::uint32_t j = layout::hll_index(h, p);
+  const std::uint8_t r = layout::hll_rank(h, p);
+  if (registers[j] < r) registers[j] = r;
+}
+
+// Gathers need 256-bit or wider vectors; SSE4/SSSE3 would emulate them.
+#if HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
+inline constexpr bool kGatherRegisters = false;
+#else
+inline constexpr bool kGatherRegisters = true;
+#endif
+
+// A key raises register M iff rank > M, i.e. iff the bits above the index have
+// at least M trailing zeros: (w & (2^M - 1)) == 0 with w = layout's rank input.
+// That needs no trailing-zero count (Highway 1.0.3 has none): the rank is only
+// computed, by the layout function, for the rare lanes that pass.
 inline void hll_add(std::uint8_t* registers, std::uint32_t p, const std::uint64_t* hashes,
                     std::size_t n) {
   const hn::ScalableTag<std::uint64_t> d;
   const std::size_t lanes = hn::Lanes(d);
-  const auto index_mask = hn::Set(d, (std::uint64_t{1} << p) - 1);
-  HWY_ALIGN std::uint64_t index[hn::MaxLanes(d)];
-  HWY_ALIGN std::uint64_t rank[hn::MaxLanes(d)];
   std::size_t i = 0;
-  for (; i + lanes <= n; i += lanes) {
-    const auto h = hn::LoadU(d, hashes + i);
-    hn::Store(hn::And(h, index_mask), d, index);
-    hn::Store(hll_rank(d, h, p), d, rank);
-    for (std::size_t l = 0; l < lanes; ++l) {
-      const auto r = static_cast<std::uint8_t>(rank[l]);
-      if (registers[index[l]] < r) registers[index[l]] = r;
+  if constexpr (kGatherRegisters) {
+    const auto index_mask = hn::Set(d, (std::uint64_t{1} << p) - 1);
+    const auto sentinel = hn::Set(d, std::uint64_t{1} << (64 - p));
+    const auto one = hn::Set(d, std::uint64_t{1});
+    for (; i + lanes <= n; i += lanes) {
+      const auto h = hn::LoadU(d, hashes + i);
+      const auto w = hn::Or(hn::ShiftRightSame(h, static_cast<int>(p)), sentinel);
+      const auto reg = gather_registers(d, registers, hn::And(h, index_mask));
+      const auto below = hn::Sub(hn::Shl(one, reg), one);  // reg <= 65 - p < 64
+      const auto raises = hn::Eq(hn::And(w, below), hn::Zero(d));
+      if (HWY_LIKELY(hn::AllFalse(d, raises))) continue;
+      // Lane by lane, so that two lanes on one register both count.
+      for (std::size_t l = 0; l < lanes; ++l) hll_update(registers, p, hashes[i + l]);
     }
   }
-  for (; i < n; ++i) {
-    const std::uint32_t j = layout::hll_index(hashes[i], p);
-    const std::uint8_t r = layout::hll_rank(hashes[i], p);
-    if (registers[j] < r) registers[j] = r;
-  }
+  for (; i < n; ++i) hll_update(registers, p, hashes[i]);
 }
 
 #endif  // HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128

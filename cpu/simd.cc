@@ -4,7 +4,6 @@
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "simd.cc"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
-
 #include <hwy/highway.h>
 
 #include "bloom-inl.h"
@@ -26,8 +25,10 @@ HWY_AFTER_NAMESPACE();
 namespace probkit::detail {
 namespace {
 
-// Best first. HWY_SCALAR and HWY_EMU128 are left out on purpose: they would
-// only repeat the scalar backend.
+// Best first (lower Highway bits are better). HWY_SCALAR and HWY_EMU128 are
+// left out on purpose: they would only repeat the scalar backend. The Arm
+// entries compile only on Arm and have not been run yet.
+// clang-format off
 #define PROBKIT_SIMD_TARGET(T) {HWY_##T, hwy::TargetName(HWY_##T), &cpu::N_##T::kKernels},
 const SimdTarget kTargets[] = {
 #if HWY_TARGETS & HWY_AVX3_DL
@@ -45,6 +46,12 @@ const SimdTarget kTargets[] = {
 #if HWY_TARGETS & HWY_SSSE3
     PROBKIT_SIMD_TARGET(SSSE3)
 #endif
+#if HWY_TARGETS & HWY_SVE2_128
+    PROBKIT_SIMD_TARGET(SVE2_128)
+#endif
+#if HWY_TARGETS & HWY_SVE_256
+    PROBKIT_SIMD_TARGET(SVE_256)
+#endif
 #if HWY_TARGETS & HWY_SVE2
     PROBKIT_SIMD_TARGET(SVE2)
 #endif
@@ -56,6 +63,7 @@ const SimdTarget kTargets[] = {
 #endif
     {0, nullptr, nullptr}};  // keeps the array non-empty; not counted
 #undef PROBKIT_SIMD_TARGET
+// clang-format on
 
 }  // namespace
 

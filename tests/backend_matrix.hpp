@@ -77,26 +77,6 @@ inline std::string config_name(const ::testing::TestParamInfo<BackendConfig>& in
   return info.param.name();
 }
 
-// Applies a configuration for its lifetime: thread count and, for Simd, a
-// Highway mock that leaves exactly the configuration's target supported, so
-// that Backend::Simd and Backend::Auto both select it. Restores afterwards.
-class ScopedBackend {
- public:
-  explicit ScopedBackend(const BackendConfig& c) {
-    set_threads(c.threads);
-    if (c.backend == Backend::Simd) {
-      if (c.hwy_bit == 0) ADD_FAILURE() << "SIMD target " << c.target << " has no Highway bit";
-      hwy::SetSupportedTargetsForTest(c.hwy_bit);
-    }
-  }
-  ~ScopedBackend() {
-    hwy::SetSupportedTargetsForTest(0);
-    set_threads(0);
-  }
-  ScopedBackend(const ScopedBackend&) = delete;
-  ScopedBackend& operator=(const ScopedBackend&) = delete;
-};
-
 // Sets (or unsets, for nullopt) an environment variable for its lifetime.
 class ScopedEnv {
  public:
@@ -121,6 +101,31 @@ class ScopedEnv {
  private:
   const char* name_;
   std::optional<std::string> old_;
+};
+
+// Applies a configuration for its lifetime: thread count and, for Simd, a
+// Highway mock that leaves exactly the configuration's target supported, so
+// that Backend::Simd and Backend::Auto both select it. A PROBKIT_SIMD_TARGET
+// pin from the caller's environment would override the mock, so it is unset
+// meanwhile. Restores everything afterwards.
+class ScopedBackend {
+ public:
+  explicit ScopedBackend(const BackendConfig& c) : no_pin_("PROBKIT_SIMD_TARGET", std::nullopt) {
+    set_threads(c.threads);
+    if (c.backend == Backend::Simd) {
+      if (c.hwy_bit == 0) ADD_FAILURE() << "SIMD target " << c.target << " has no Highway bit";
+      hwy::SetSupportedTargetsForTest(c.hwy_bit);
+    }
+  }
+  ~ScopedBackend() {
+    hwy::SetSupportedTargetsForTest(0);
+    set_threads(0);
+  }
+  ScopedBackend(const ScopedBackend&) = delete;
+  ScopedBackend& operator=(const ScopedBackend&) = delete;
+
+ private:
+  ScopedEnv no_pin_;
 };
 
 // Device seam: moves `obj` to where `cfg` runs it. Host configurations: nothing.

@@ -223,7 +223,14 @@ INSTANTIATE_TEST_SUITE_P(Backends, Identity, ::testing::ValuesIn(backend_matrix(
 
 const std::vector<std::uint64_t> kFew{10, 20, 30, 40};
 
-TEST(Dispatch, CudaOnAHostObjectThrowsAndChangesNothing) {
+// Starts from no environment overrides, whatever the caller's shell has set.
+class Dispatch : public ::testing::Test {
+ private:
+  ScopedEnv no_backend_{"PROBKIT_BACKEND", std::nullopt};
+  ScopedEnv no_target_{"PROBKIT_SIMD_TARGET", std::nullopt};
+};
+
+TEST_F(Dispatch, CudaOnAHostObjectThrowsAndChangesNothing) {
   BloomFilter f(8, 6);
   f.add(kFew);
   const BloomFilter before = f;
@@ -245,7 +252,7 @@ TEST(Dispatch, CudaOnAHostObjectThrowsAndChangesNothing) {
   EXPECT_EQ(h, h_before);
 }
 
-TEST(Dispatch, UnknownSimdTargetThrows) {
+TEST_F(Dispatch, UnknownSimdTargetThrows) {
   EXPECT_THROW(set_simd_target("NOSUCHTARGET"), Error);
   EXPECT_THROW(set_simd_target("AVX9"), Error);
   BloomFilter f(8, 6);
@@ -262,7 +269,7 @@ TEST(Dispatch, UnknownSimdTargetThrows) {
   EXPECT_EQ(f, before);
 }
 
-TEST(Dispatch, TargetTheCpuLacksThrows) {
+TEST_F(Dispatch, TargetTheCpuLacksThrows) {
   const std::vector<std::string> targets = simd_targets();
   if (targets.size() < 2) GTEST_SKIP() << "needs two SIMD targets";
   // Pretend the CPU only has the weakest target; the best one must be refused.
@@ -278,8 +285,7 @@ TEST(Dispatch, TargetTheCpuLacksThrows) {
   hwy::SetSupportedTargetsForTest(0);
 }
 
-TEST(Dispatch, EnvironmentBackendIsHonouredPerCall) {
-  const ScopedEnv no_target("PROBKIT_SIMD_TARGET", std::nullopt);
+TEST_F(Dispatch, EnvironmentBackendIsHonouredPerCall) {
   BloomFilter f(8, 6);
   {
     const ScopedEnv env("PROBKIT_BACKEND", "scalar");
@@ -318,8 +324,7 @@ TEST(Dispatch, EnvironmentBackendIsHonouredPerCall) {
   EXPECT_EQ(last_served().backend, Backend::Scalar);
 }
 
-TEST(Dispatch, EnvironmentAndApiPinEachTarget) {
-  const ScopedEnv no_backend("PROBKIT_BACKEND", std::nullopt);
+TEST_F(Dispatch, EnvironmentAndApiPinEachTarget) {
   HyperLogLog h(10);
   for (const std::string& t : simd_targets()) {
     SCOPED_TRACE(t);
@@ -337,7 +342,7 @@ TEST(Dispatch, EnvironmentAndApiPinEachTarget) {
   }
 }
 
-TEST(Dispatch, AvailableBackendsListsScalarFirst) {
+TEST_F(Dispatch, AvailableBackendsListsScalarFirst) {
   const std::vector<Backend> b = available_backends();
   ASSERT_FALSE(b.empty());
   EXPECT_EQ(b.front(), Backend::Scalar);

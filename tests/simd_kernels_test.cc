@@ -4,13 +4,19 @@
 #include <gtest/gtest.h>
 #include <hwy/targets.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
+#include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "probkit/backend.hpp"
+#include "probkit/bloom_filter.hpp"
 #include "probkit/detail/kernels.hpp"
 #include "probkit/layout/hll.hpp"
 
@@ -77,6 +83,21 @@ TEST(SimdTargets, NoScalarCopiesAndNamed) {
 #endif
 }
 
+// Each target, made the best one the CPU reports, is the one that serves.
+TEST_F(SimdKernels, DispatchServesEachTarget) {
+  if (std::getenv("PROBKIT_SIMD_TARGET") != nullptr) GTEST_SKIP() << "a target is pinned";
+  const std::uint64_t keys[] = {1, 2, 3};
+  for (const SimdTarget* t : targets_) {
+    hwy::SetSupportedTargetsForTest(t->bit | HWY_SCALAR);
+    EXPECT_EQ(probkit::simd_target(), t->name);
+    auto bf = probkit::BloomFilter::for_capacity(100, 0.01);
+    bf.add(std::span<const std::uint64_t>(keys), probkit::Backend::Simd);
+    EXPECT_EQ(probkit::last_served().target, t->name);
+  }
+  hwy::SetSupportedTargetsForTest(0);
+  EXPECT_EQ(probkit::simd_target(), targets_.front()->name) << "the best target must win";
+}
+
 TEST_F(SimdKernels, HashMatchesScalar) {
   const HashSpec specs[] = {{HashKind::Xxh64, 0},
                             {HashKind::Xxh64, 0x9e3779b97f4a7c15ULL},
@@ -92,15 +113,17 @@ TEST_F(SimdKernels, HashMatchesScalar) {
         KeyBatch kb;
         kb.kind = kind;
         kb.n = n + 3;
-        kb.keys = kind == KeyKind::U64 ? static_cast<const void*>(src.data())
-                                       : static_cast<const void*>(
-                                             reinterpret_cast<const std::uint32_t*>(src.data()) + 1);
+        kb.keys =
+            kind == KeyKind::U64
+                ? static_cast<const void*>(src.data())
+                : static_cast<const void*>(reinterpret_cast<const std::uint32_t*>(src.data()) + 1);
         for (const HashSpec& spec : specs) {
           std::vector<std::uint64_t> want(n);
           Misaligned<std::uint64_t> got(n, 1);  // 8-byte but not vector aligned
           scalar_kernels().hash(kb, off, n, spec, want.data());
           t->kernels->hash(kb, off, n, spec, got.data());
-          ASSERT_EQ(want, std::vector<std::uint64_t>(got.data(), got.data() + n)) << "kind " << int(kind) << " n " << n << " seed " << spec.seed;
+          ASSERT_EQ(want, std::vector<std::uint64_t>(got.data(), got.data() + n))
+              << "kind " << int(kind) << " n " << n << " seed " << spec.seed;
         }
       }
     }
@@ -150,7 +173,8 @@ TEST_F(SimdKernels, BloomMatchesScalar) {
     std::printf("checking target %s\n", t->name);
     for (BloomLayout layout : {BloomLayout::Cacheline512, BloomLayout::ParquetSbbf}) {
       for (std::uint64_t nb : block_counts) {
-        const std::uint32_t k_max = layout == BloomLayout::Cacheline512 ? layout::kMaxCachelineK : 1;
+        const std::uint32_t k_max =
+            layout == BloomLayout::Cacheline512 ? layout::kMaxCachelineK : 1;
         for (std::uint32_t k = 1; k <= k_max; ++k) {
           const std::uint32_t kk = layout == BloomLayout::Cacheline512 ? k : layout::kSbbfK;
           // Large filters get few k values: the kernels' loops do not depend on nb.
@@ -181,6 +205,39 @@ TEST_F(SimdKernels, BloomMatchesScalar) {
             ASSERT_EQ(want.words, got.words) << "add 2: nb " << nb << " k " << kk;
           }
         }
+      }
+    }
+  }
+}
+
+// Threads adding to one small filter at once lose no bits: lost updates show
+// up as bits missing against the sequential reference (the filters stay about
+// half full, so later keys rarely set a lost bit again).
+TEST_F(SimdKernels, ConcurrentAddLosesNothing) {
+  constexpr unsigned kThreads = 4;
+  constexpr std::size_t kPerThread = 2500;
+  const std::vector<std::uint64_t> h = random_u64(rng_, kThreads * kPerThread);
+  for (const SimdTarget* t : targets_) {
+    SCOPED_TRACE(t->name);
+    for (BloomLayout layout : {BloomLayout::Cacheline512, BloomLayout::ParquetSbbf}) {
+      const bool cacheline = layout == BloomLayout::Cacheline512;
+      const std::uint32_t k = cacheline ? 3 : layout::kSbbfK;
+      const std::uint64_t nb = cacheline ? 64 : 256;  // 32768 or 65536 bits
+      for (int round = 0; round < 5; ++round) {
+        Filter want(nb, k, layout), got(nb, k, layout);
+        scalar_kernels().bloom_add(want.ref, h.data(), h.size(), false);
+        std::atomic<unsigned> ready{0};
+        std::vector<std::thread> pool;
+        for (unsigned w = 0; w < kThreads; ++w) {
+          pool.emplace_back([&, w] {
+            ready.fetch_add(1);
+            while (ready.load() < kThreads) {
+            }
+            t->kernels->bloom_add(got.ref, h.data() + w * kPerThread, kPerThread, true);
+          });
+        }
+        for (auto& th : pool) th.join();
+        ASSERT_EQ(want.words, got.words) << "round " << round;
       }
     }
   }
