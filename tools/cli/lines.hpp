@@ -29,23 +29,26 @@ inline std::string_view select_field(std::string_view line, const KeySpec& spec)
   return {p, static_cast<std::size_t>((d != nullptr ? static_cast<const char*>(d) : end) - p)};
 }
 
-// Splits lines from [p, end) until max_keys keys are collected or the range
-// is used up, appending each key to `keys` and, when `lines` is not null,
-// the whole line to `lines`. Returns where the next line starts.
-inline const std::uint8_t* split_lines(const std::uint8_t* p, const std::uint8_t* end, const KeySpec& spec,
-                                       std::size_t max_keys, std::vector<std::string_view>& keys,
-                                       std::vector<std::string_view>* lines) {
-  for (std::size_t n = 0; n < max_keys && p < end; ++n) {
-    const auto* nl = static_cast<const std::uint8_t*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
-    const std::uint8_t* line_end = nl != nullptr ? nl : end;
-    const std::uint8_t* key_end = line_end;
-    if (nl != nullptr && key_end > p && key_end[-1] == '\r') --key_end;  // "\r\n" terminator
-    const std::string_view line(reinterpret_cast<const char*>(p), static_cast<std::size_t>(key_end - p));
-    keys.push_back(select_field(line, spec));
-    if (lines != nullptr) lines->push_back(line);
-    p = nl != nullptr ? nl + 1 : end;
-  }
-  return p;
-}
+class LineSplitter {
+ public:
+  explicit LineSplitter(KeySpec spec) : spec_(spec), ends_(kWindow) {}
+
+  // Splits lines from [p, end) until max_keys keys are collected or the
+  // range is used up, appending each key to `keys` and, when `lines` is not
+  // null, the whole line to `lines`. Returns where the next line starts.
+  const std::uint8_t* split(const std::uint8_t* p, const std::uint8_t* end, std::size_t max_keys,
+                            std::vector<std::string_view>& keys, std::vector<std::string_view>* lines);
+
+ private:
+  // Bytes scanned for line ends at once: small enough that the offsets stay
+  // in L1 and little is rescanned when a batch fills mid-window.
+  static constexpr std::size_t kWindow = 16384;
+
+  void emit(const std::uint8_t* begin, const std::uint8_t* line_end, bool terminated,
+            std::vector<std::string_view>& keys, std::vector<std::string_view>* lines) const;
+
+  KeySpec spec_;
+  std::vector<std::uint32_t> ends_;
+};
 
 }  // namespace probkit::cli

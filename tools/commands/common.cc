@@ -87,12 +87,13 @@ void add_lines(ChunkReader& reader, const KeySpec& key, const Common& common, Hy
       std::span<const std::uint8_t> chunk;
       std::vector<std::string_view> keys;
       keys.reserve(kBatchKeys);
+      LineSplitter splitter(key);
       while (reader.next(buffer, chunk)) {
         const std::uint8_t* p = chunk.data();
         const std::uint8_t* end = p + chunk.size();
         while (p < end) {
           keys.clear();
-          p = split_lines(p, end, key, kBatchKeys, keys, nullptr);
+          p = splitter.split(p, end, kBatchKeys, keys, nullptr);
           partial[w].add(Keys(keys), common.backend);
         }
       }
@@ -119,12 +120,13 @@ void add_lines(ChunkReader& reader, const KeySpec& key, const Common& common, Bl
   std::span<const std::uint8_t> chunk;
   std::vector<std::string_view> keys;
   keys.reserve(kParallelBatchKeys);
+  LineSplitter splitter(key);
   while (reader.next(buffer, chunk)) {
     const std::uint8_t* p = chunk.data();
     const std::uint8_t* end = p + chunk.size();
     while (p < end) {
       keys.clear();
-      p = split_lines(p, end, key, kParallelBatchKeys, keys, nullptr);
+      p = splitter.split(p, end, kParallelBatchKeys, keys, nullptr);
       filter.add(Keys(keys), common.backend);
     }
   }
@@ -140,13 +142,14 @@ void filter_lines(ChunkReader& reader, const KeySpec& key, const Common& common,
   std::string out;
   keys.reserve(kParallelBatchKeys);
   lines.reserve(kParallelBatchKeys);
+  LineSplitter splitter(key);
   while (reader.next(buffer, chunk)) {
     const std::uint8_t* p = chunk.data();
     const std::uint8_t* end = p + chunk.size();
     while (p < end) {
       keys.clear();
       lines.clear();
-      p = split_lines(p, end, key, kParallelBatchKeys, keys, &lines);
+      p = splitter.split(p, end, kParallelBatchKeys, keys, &lines);
       hit.resize(keys.size());
       filter.contains(Keys(keys), hit, common.backend);
       out.clear();
