@@ -94,6 +94,7 @@ bool ChunkReader::all_mapped() const {
 
 bool ChunkReader::next(std::vector<std::uint8_t>& buffer, std::span<const std::uint8_t>& chunk) {
   std::lock_guard lock(mutex_);
+  if (cancelled_.load()) return false;
   const bool got = next_locked(buffer, chunk);
   if (got) progress_->advance(chunk.size());
   return got;

@@ -3,6 +3,7 @@
 // pipes and terminals are read in large blocks into the caller's buffer.
 // Several worker threads may pull chunks at once.
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -32,6 +33,9 @@ class ChunkReader {
   // same buffer. Returns false when all input is consumed. Thread-safe.
   bool next(std::vector<std::uint8_t>& buffer, std::span<const std::uint8_t>& chunk);
 
+  // Makes every later next() return false (a worker failed; stop the others).
+  void cancel() { cancelled_.store(true); }
+
   // Sum of the input sizes, 0 if any is unknown (a pipe).
   std::uint64_t total_bytes() const { return total_bytes_; }
   std::size_t chunk_bytes() const { return chunk_bytes_; }
@@ -47,6 +51,7 @@ class ChunkReader {
   std::mutex mutex_;
   std::vector<std::unique_ptr<Input>> inputs_;
   std::size_t current_ = 0;
+  std::atomic<bool> cancelled_{false};
   std::size_t chunk_bytes_;
   std::uint64_t total_bytes_ = 0;
   std::unique_ptr<Progress> progress_;

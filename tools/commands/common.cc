@@ -99,6 +99,7 @@ void add_lines(ChunkReader& reader, const KeySpec& key, const Common& common, Hy
       }
     } catch (...) {
       errors[w] = std::current_exception();
+      reader.cancel();
     }
   };
   // Parallel over chunks here, so each library call stays on its caller's thread.
