@@ -60,6 +60,17 @@ class DistinctTest(CliTestCase):
         # A '\r' not followed by '\n' belongs to the key.
         self.assertEqual(self.registers_of([], stdin=b"a\rb\nc\r"), redis_registers([b"a\rb", b"c\r"]))
 
+    def test_many_short_lines(self):
+        # Up to 64 line ends in one SIMD vector: empty and one-byte keys.
+        rng = random.Random(3)
+        keys = [b"" if rng.random() < 0.5 else bytes([rng.randrange(97, 123)]) for _ in range(50_000)]
+        keys += [b"%d" % i for i in range(300)]
+        data = lines_bytes(keys)
+        want = redis_registers(keys)
+        self.assertEqual(self.registers_of([], stdin=data), want)
+        self.assertEqual(self.registers_of([], [self.write("short.txt", data)]), want)
+        self.assertEqual(distinct_of([], stdin=b"\n" * 5000 + b"x\n" * 70 + b"\r\n" * 100), 2)
+
     def test_binary_bytes_in_lines(self):
         rng = random.Random(5)
         alphabet = [b for b in range(256) if b != 10]

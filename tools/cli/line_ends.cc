@@ -4,6 +4,7 @@
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
+#include <bit>
 #include <cstring>
 
 #include "cli/line_ends.hpp"
@@ -25,10 +26,21 @@ std::size_t FindNewlines(const std::uint8_t* p, std::size_t n, std::uint32_t* ou
     hn::StoreMaskBits(d, is_newline, bytes);
     std::uint64_t bits;
     std::memcpy(&bits, bytes, sizeof bits);
-    while (bits != 0) {
-      out[count++] = static_cast<std::uint32_t>(i + static_cast<std::size_t>(__builtin_ctzll(bits)));
+    // Branch-free for the usual case (lines longer than 8 bytes): write 8
+    // positions whatever the count, then advance by the true count. Writes
+    // past the count land in the slack the caller provides.
+    const auto base = static_cast<std::uint32_t>(i);
+    const int found = std::popcount(bits);
+    std::uint32_t* o = out + count;
+    for (int k = 0; k < 8; ++k) {
+      o[k] = base + static_cast<std::uint32_t>(std::countr_zero(bits));
       bits &= bits - 1;
     }
+    for (int k = 8; k < found; ++k) {  // short lines: many ends per vector
+      o[k] = base + static_cast<std::uint32_t>(std::countr_zero(bits));
+      bits &= bits - 1;
+    }
+    count += static_cast<std::size_t>(found);
   }
   for (; i < n; ++i) {
     if (p[i] == '\n') out[count++] = static_cast<std::uint32_t>(i);

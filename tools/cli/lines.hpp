@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/line_ends.hpp"
+
 namespace probkit::cli {
 
 struct KeySpec {
@@ -31,7 +33,7 @@ inline std::string_view select_field(std::string_view line, const KeySpec& spec)
 
 class LineSplitter {
  public:
-  explicit LineSplitter(KeySpec spec) : spec_(spec), ends_(kWindow) {}
+  explicit LineSplitter(KeySpec spec) : spec_(spec), ends_(kWindow + kNewlineSlack) {}
 
   // Splits lines from [p, end) until max_keys keys are collected or the
   // range is used up, appending each key to `keys` and, when `lines` is not
