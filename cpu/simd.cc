@@ -1,10 +1,68 @@
-// Highway SIMD backend: placeholder until the kernels land; no target is
-// registered, so the Simd backend is absent from the dispatch list.
+// Highway SIMD backend: every attainable target is compiled (cpu/CMakeLists.txt
+// defines HWY_COMPILE_ALL_ATTAINABLE) and each one with real vector kernels
+// gets a CpuKernels table. src/backend.cc picks among those the CPU supports.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "simd.cc"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+
+#include <hwy/highway.h>
+
+#include "bloom-inl.h"
+#include "hash-inl.h"
+#include "hll-inl.h"
 #include "probkit/detail/kernels.hpp"
 
+HWY_BEFORE_NAMESPACE();
+namespace probkit::cpu::HWY_NAMESPACE {
+#if HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
+const detail::CpuKernels kKernels{&hash_keys, &bloom_add, &bloom_contains, &hll_add};
+#endif
+}  // namespace probkit::cpu::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+#include <hwy/targets.h>
+
 namespace probkit::detail {
+namespace {
+
+// Best first. HWY_SCALAR and HWY_EMU128 are left out on purpose: they would
+// only repeat the scalar backend.
+#define PROBKIT_SIMD_TARGET(T) {HWY_##T, hwy::TargetName(HWY_##T), &cpu::N_##T::kKernels},
+const SimdTarget kTargets[] = {
+#if HWY_TARGETS & HWY_AVX3_DL
+    PROBKIT_SIMD_TARGET(AVX3_DL)
+#endif
+#if HWY_TARGETS & HWY_AVX3
+    PROBKIT_SIMD_TARGET(AVX3)
+#endif
+#if HWY_TARGETS & HWY_AVX2
+    PROBKIT_SIMD_TARGET(AVX2)
+#endif
+#if HWY_TARGETS & HWY_SSE4
+    PROBKIT_SIMD_TARGET(SSE4)
+#endif
+#if HWY_TARGETS & HWY_SSSE3
+    PROBKIT_SIMD_TARGET(SSSE3)
+#endif
+#if HWY_TARGETS & HWY_SVE2
+    PROBKIT_SIMD_TARGET(SVE2)
+#endif
+#if HWY_TARGETS & HWY_SVE
+    PROBKIT_SIMD_TARGET(SVE)
+#endif
+#if HWY_TARGETS & HWY_NEON
+    PROBKIT_SIMD_TARGET(NEON)
+#endif
+    {0, nullptr, nullptr}};  // keeps the array non-empty; not counted
+#undef PROBKIT_SIMD_TARGET
+
+}  // namespace
+
 std::size_t compiled_simd_targets(const SimdTarget** out) {
-  *out = nullptr;
-  return 0;
+  *out = kTargets;
+  return sizeof(kTargets) / sizeof(kTargets[0]) - 1;
 }
+
 }  // namespace probkit::detail
+#endif  // HWY_ONCE

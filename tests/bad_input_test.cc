@@ -1,0 +1,374 @@
+// Bad parameters, bad key batches and bad bytes (DESIGN.md §5, STYLE.md):
+// each throws probkit::Error whose message names the problem, never crashes,
+// and leaves the object it was applied to unchanged.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <initializer_list>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "probkit/probkit.hpp"
+
+namespace probkit {
+namespace {
+
+// fn() must throw probkit::Error whose message contains every word.
+template <class Fn>
+void expect_error(Fn&& fn, std::initializer_list<std::string> words) {
+  try {
+    fn();
+    ADD_FAILURE() << "no probkit::Error thrown (expected one mentioning " << *words.begin() << ")";
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    for (const std::string& w : words) EXPECT_NE(msg.find(w), std::string::npos) << "'" << w << "' not in: " << msg;
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "threw a non-probkit exception: " << e.what();
+  }
+}
+
+// --- Parameters
+
+TEST(BadInput, BloomProbesOutOfRange) {
+  for (std::uint32_t k : {0u, 17u, 255u, 1000u}) {
+    expect_error([&] { BloomFilter(8, k); }, {"k = ", "[1, 16]"});
+    expect_error([&] { BloomFilter::for_bytes(4096, k); }, {"k = "});
+  }
+  for (std::uint32_t k : {0u, 1u, 7u, 9u, 16u}) {
+    expect_error([&] { BloomFilter(8, k, BloomLayout::ParquetSbbf); }, {"k = ", "parquet_sbbf"});
+  }
+  expect_error([&] { BloomFilter(8, 8, static_cast<BloomLayout>(3)); }, {"layout"});
+  expect_error([&] { BloomFilter(8, 8, BloomLayout::Cacheline512, HashSpec{static_cast<HashKind>(9), 0}); },
+               {"hash kind"});
+}
+
+TEST(BadInput, HllPrecisionOutOfRange) {
+  for (std::uint32_t p : {0u, 3u, 19u, 64u}) {
+    expect_error([&] { HyperLogLog h(p); }, {"p = ", "[4, 18]"});
+  }
+  expect_error([] { HyperLogLog h(14, HashSpec{static_cast<HashKind>(0), 0}); }, {"hash kind"});
+  const HyperLogLog h(10);
+  expect_error([&] { (void)h.fold(11); }, {"fold", "11"});
+  expect_error([&] { (void)h.fold(3); }, {"fold", "3"});
+  const std::vector<std::uint32_t> short_histogram(10, 0);
+  expect_error([&] { (void)hll_estimate_from_histogram(short_histogram, 14); }, {"histogram"});
+}
+
+TEST(BadInput, FprOutsideZeroOne) {
+  for (double fpr : {0.0, 1.0, -0.01, 1.5, std::numeric_limits<double>::quiet_NaN(),
+                     std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()}) {
+    SCOPED_TRACE(fpr);
+    expect_error([&] { BloomFilter::for_capacity(1000, fpr); }, {"fpr", "(0, 1)"});
+    expect_error([&] { BloomFilter::for_capacity(1000, fpr, BloomLayout::ParquetSbbf); }, {"fpr"});
+  }
+}
+
+TEST(BadInput, CapacityAndBlockCounts) {
+  expect_error([] { BloomFilter::for_capacity(0, 0.01); }, {"capacity", "0"});
+  expect_error([] { BloomFilter(0, 6); }, {"num_blocks = 0", "[1, 2^32-1]"});
+  expect_error([] { BloomFilter(0, 8, BloomLayout::ParquetSbbf); }, {"num_blocks = 0"});
+  expect_error([] { BloomFilter(std::uint64_t{1} << 32, 6); }, {"num_blocks = 4294967296", "2^32-1"});
+  expect_error([] { BloomFilter(~std::uint64_t{0}, 6); }, {"num_blocks"});
+  expect_error([] { BloomFilter::for_bytes(63, 6); }, {"63 bytes", "64-byte block"});
+  expect_error([] { BloomFilter::for_bytes(31, 8, BloomLayout::ParquetSbbf); }, {"32-byte block"});
+  expect_error([] { BloomFilter::for_capacity(std::uint64_t{1} << 50, 1e-9); }, {"2^32-1 blocks"});
+  expect_error([] { (void)bloom_model_fpr(BloomLayout::Cacheline512, 0, 6, 10); }, {"num_blocks"});
+}
+
+// --- Combining objects of different shapes or hashes
+
+TEST(BadInput, UnionAndIntersectionOfDifferentFilters) {
+  const std::vector<std::uint64_t> keys{1, 2, 3, 4, 5};
+  BloomFilter a(16, 6);
+  a.add(keys);
+  const BloomFilter before = a;
+  std::vector<BloomFilter> others;
+  others.emplace_back(17, 6);
+  others.emplace_back(16, 7);
+  others.emplace_back(32, 8, BloomLayout::ParquetSbbf);  // same bytes, other layout
+  others.emplace_back(16, 6, BloomLayout::Cacheline512, HashSpec{HashKind::Xxh64, 1});
+  others.emplace_back(16, 6, BloomLayout::Cacheline512, HashSpec{HashKind::Murmur64A, 0});
+  for (const BloomFilter& o : others) {
+    expect_error([&] { a.union_with(o); }, {"union_with", "differ"});
+    expect_error([&] { a.intersect_with(o); }, {"intersect_with", "differ"});
+    EXPECT_EQ(a, before);
+  }
+}
+
+TEST(BadInput, MergeOfDifferentHashes) {
+  const std::vector<std::uint64_t> keys{1, 2, 3, 4, 5};
+  HyperLogLog a(12);
+  a.add(keys);
+  const HyperLogLog before = a;
+  for (HashSpec h : {HashSpec{HashKind::Xxh64, 1}, HashSpec{HashKind::Murmur64A, 0}, HashSpec::redis()}) {
+    for (std::uint32_t p : {10u, 12u, 14u}) {
+      HyperLogLog o(p, h);
+      o.add(keys);
+      expect_error([&] { a.merge(o); }, {"merge", "different hashes"});
+      EXPECT_EQ(a, before);
+    }
+  }
+}
+
+// --- Bad key batches: rejected before any kernel runs; the object is unchanged.
+
+template <class Offset>
+void check_bad_offsets() {
+  const std::vector<std::uint8_t> data(10, 'x');
+  const std::vector<std::vector<Offset>> bad = {
+      {0, 5, 3, 10},   // decreasing
+      {0, 5, 11},      // past the data
+      {-1, 5, 10},     // negative
+      {0, -4, 10},     // negative in the middle
+      {0, 10, 10, 2},  // decreasing at the end
+  };
+  const char* words[] = {"less than", "outside", "outside", "outside", "less than"};
+  BloomFilter f(4, 4);
+  HyperLogLog h(8);
+  f.add(std::vector<std::uint64_t>{7});
+  const BloomFilter f0 = f;
+  const HyperLogLog h0 = h;
+  for (std::size_t i = 0; i < bad.size(); ++i) {
+    SCOPED_TRACE(i);
+    const StringBatch<Offset> s{bad[i], data};
+    expect_error([&] { f.add(s); }, {"offsets[", words[i]});
+    expect_error([&] { h.add(s); }, {"offsets[", words[i]});
+    std::vector<std::uint8_t> out(bad[i].size() - 1, 9);
+    expect_error([&] { f.contains(s, out); }, {"offsets["});
+    EXPECT_EQ(out, std::vector<std::uint8_t>(bad[i].size() - 1, 9));
+  }
+  EXPECT_EQ(f, f0);
+  EXPECT_EQ(h, h0);
+}
+
+TEST(BadInput, StringOffsets) {
+  check_bad_offsets<std::int32_t>();
+  check_bad_offsets<std::int64_t>();
+}
+
+TEST(BadInput, NullDataWithNonZeroCount) {
+  BloomFilter f(4, 4);
+  HyperLogLog h(8);
+  const BloomFilter f0 = f;
+  const HyperLogLog h0 = h;
+  const std::vector<std::uint8_t> data(8, 1);
+  const std::int32_t off32[] = {0, 4, 8};
+  const std::int64_t off64[] = {0, 4, 8};
+  const std::vector<std::function<Keys()>> bad = {
+      [] { return Keys(std::span<const std::uint32_t>(static_cast<const std::uint32_t*>(nullptr), 5)); },
+      [] { return Keys(std::span<const std::uint64_t>(static_cast<const std::uint64_t*>(nullptr), 5)); },
+      [] { return Keys(Prehashed{std::span<const std::uint64_t>(static_cast<const std::uint64_t*>(nullptr), 5)}); },
+      [&] { return Keys(StringBatch<std::int32_t>{{static_cast<const std::int32_t*>(nullptr), 3}, data}); },
+      [&] { return Keys(StringBatch<std::int32_t>{off32, {static_cast<const std::uint8_t*>(nullptr), 8}}); },
+      [&] { return Keys(StringBatch<std::int64_t>{{static_cast<const std::int64_t*>(nullptr), 3}, data}); },
+      [&] { return Keys(StringBatch<std::int64_t>{off64, {static_cast<const std::uint8_t*>(nullptr), 8}}); },
+      [] { return Keys(std::span<const std::string_view>(static_cast<const std::string_view*>(nullptr), 2)); },
+      [] {
+        // A view claiming 3 bytes at a null pointer.
+        static const std::string_view views[] = {"ok", std::string_view(static_cast<const char*>(nullptr), 3)};
+        return Keys(std::span<const std::string_view>(views));
+      },
+  };
+  for (std::size_t i = 0; i < bad.size(); ++i) {
+    SCOPED_TRACE(i);
+    expect_error([&] { f.add(bad[i]()); }, {"null"});
+    expect_error([&] { h.add(bad[i]()); }, {"null"});
+  }
+  EXPECT_EQ(f, f0);
+  EXPECT_EQ(h, h0);
+  // Null with zero keys is an empty batch, not an error.
+  f.add(std::span<const std::uint64_t>());
+  f.add(StringBatch<std::int32_t>{{}, {}});
+  h.add(Prehashed{});
+  EXPECT_EQ(f, f0);
+  EXPECT_EQ(h, h0);
+}
+
+TEST(BadInput, ContainsWithWrongSizedOutput) {
+  BloomFilter f(4, 4);
+  const std::vector<std::uint64_t> keys{1, 2, 3};
+  f.add(keys);
+  const BloomFilter f0 = f;
+  for (std::size_t n : {0u, 2u, 4u}) {
+    std::vector<std::uint8_t> out(n, 9);
+    expect_error([&] { f.contains(keys, out); }, {"output has " + std::to_string(n) + " entries", "3 keys"});
+    EXPECT_EQ(out, std::vector<std::uint8_t>(n, 9));
+  }
+  EXPECT_EQ(f, f0);
+}
+
+// --- Serialized bytes: every truncation, every extension and every single
+// byte flip of a valid blob is rejected with a message naming the format.
+
+template <class T>
+void check_every_corruption(const std::vector<std::uint8_t>& good, const char* format) {
+  ASSERT_NO_THROW((void)T::deserialize(good));
+  int failures = 0;
+  auto rejected = [&](const std::vector<std::uint8_t>& bytes, const std::string& what) {
+    try {
+      (void)T::deserialize(bytes);
+      if (failures++ < 5) ADD_FAILURE() << what << " was accepted";
+    } catch (const Error& e) {
+      if (std::string(e.what()).rfind(format, 0) != 0 && failures++ < 5) {
+        ADD_FAILURE() << what << ": message does not name " << format << ": " << e.what();
+      }
+    }
+  };
+  for (std::size_t len = 0; len < good.size(); ++len) {
+    rejected(std::vector<std::uint8_t>(good.begin(), good.begin() + len), "truncation to " + std::to_string(len));
+  }
+  for (std::size_t extra : {1u, 8u, 64u}) {
+    std::vector<std::uint8_t> longer = good;
+    longer.resize(good.size() + extra, 0);
+    rejected(longer, "extension by " + std::to_string(extra));
+  }
+  std::vector<std::uint8_t> bytes = good;
+  for (std::size_t i = 0; i < good.size(); ++i) {
+    for (std::uint8_t flip : {std::uint8_t{0x01}, std::uint8_t{0x80}, std::uint8_t{0xFF}}) {
+      bytes[i] ^= flip;
+      rejected(bytes, "flip " + std::to_string(flip) + " at byte " + std::to_string(i));
+      bytes[i] ^= flip;
+    }
+  }
+  EXPECT_EQ(failures, 0);
+}
+
+TEST(BadInput, EveryCorruptionOfASerializedFilter) {
+  const std::vector<std::uint64_t> keys{1, 2, 3, 4, 5, 6, 7};
+  for (auto layout : {BloomLayout::Cacheline512, BloomLayout::ParquetSbbf}) {
+    BloomFilter f(3, layout == BloomLayout::ParquetSbbf ? 8 : 5, layout, HashSpec{HashKind::Xxh64, 77});
+    f.add(keys);
+    check_every_corruption<BloomFilter>(f.serialize(), "PKBF");
+  }
+}
+
+TEST(BadInput, EveryCorruptionOfASerializedSketch) {
+  std::vector<std::uint64_t> keys(5000);
+  for (std::size_t i = 0; i < keys.size(); ++i) keys[i] = i;
+  for (std::uint32_t p = 4; p <= 14; ++p) {
+    SCOPED_TRACE(p);
+    HyperLogLog h(p, p % 2 ? HashSpec::redis() : HashSpec{});
+    h.add(keys);
+    check_every_corruption<HyperLogLog>(h.serialize(), "PKHL");
+  }
+}
+
+// Re-seals a blob whose fields were edited, so only the field check can catch it.
+void reseal(std::vector<std::uint8_t>& b) {
+  const std::uint64_t sum = hash(std::string_view(reinterpret_cast<const char*>(b.data()), b.size() - 8));
+  for (int i = 0; i < 8; ++i) b[b.size() - 8 + i] = static_cast<std::uint8_t>(sum >> (8 * i));
+}
+
+TEST(BadInput, SerializedFieldsAreNamed) {
+  const std::vector<std::uint8_t> f = BloomFilter(2, 6).serialize();
+  auto edited = [&](std::size_t at, std::uint8_t v) {
+    std::vector<std::uint8_t> b = f;
+    b[at] = v;
+    reseal(b);
+    return b;
+  };
+  expect_error([&] { BloomFilter::deserialize(edited(0, 'X')); }, {"PKBF", "magic"});
+  expect_error([&] { BloomFilter::deserialize(edited(4, 2)); }, {"PKBF", "version 2"});
+  expect_error([&] { BloomFilter::deserialize(edited(6, 7)); }, {"PKBF", "layout 7"});
+  expect_error([&] { BloomFilter::deserialize(edited(7, 0)); }, {"PKBF", "k = 0"});
+  expect_error([&] { BloomFilter::deserialize(edited(7, 17)); }, {"PKBF", "k = 17"});
+  expect_error([&] { BloomFilter::deserialize(edited(8, 3)); }, {"PKBF", "hash kind 3"});
+  expect_error([&] { BloomFilter::deserialize(edited(12, 1)); }, {"PKBF", "reserved byte 12"});
+  expect_error([&] { BloomFilter::deserialize(edited(24, 3)); }, {"PKBF", "num_blocks = 3"});
+  expect_error([&] { BloomFilter::deserialize(edited(24, 0)); }, {"PKBF", "num_blocks = 0"});
+  expect_error([&] { BloomFilter::deserialize(edited(28, 1)); }, {"PKBF", "num_blocks"});
+  std::vector<std::uint8_t> bad_sum = f;
+  bad_sum[40] ^= 1;
+  expect_error([&] { BloomFilter::deserialize(bad_sum); }, {"PKBF", "checksum"});
+
+  const std::vector<std::uint8_t> h = HyperLogLog(5).serialize();
+  auto edited_h = [&](std::size_t at, std::uint8_t v) {
+    std::vector<std::uint8_t> b = h;
+    b[at] = v;
+    reseal(b);
+    return b;
+  };
+  expect_error([&] { HyperLogLog::deserialize(edited_h(3, 'X')); }, {"PKHL", "magic"});
+  expect_error([&] { HyperLogLog::deserialize(edited_h(5, 1)); }, {"PKHL", "version"});
+  expect_error([&] { HyperLogLog::deserialize(edited_h(6, 3)); }, {"PKHL", "p = 3"});
+  expect_error([&] { HyperLogLog::deserialize(edited_h(6, 19)); }, {"PKHL", "p = 19"});
+  expect_error([&] { HyperLogLog::deserialize(edited_h(6, 6)); }, {"PKHL", "length"});
+  expect_error([&] { HyperLogLog::deserialize(edited_h(7, 0)); }, {"PKHL", "hash kind 0"});
+  expect_error([&] { HyperLogLog::deserialize(edited_h(16 + 9, 61)); }, {"PKHL", "register 9 = 61", "maximum rank 60"});
+  std::vector<std::uint8_t> empty;
+  expect_error([&] { HyperLogLog::deserialize(empty); }, {"PKHL", "truncated"});
+  expect_error([&] { BloomFilter::deserialize(empty); }, {"PKBF", "truncated"});
+}
+
+// --- Redis HLL strings
+
+std::vector<std::uint8_t> redis_header(std::uint8_t encoding) {
+  std::vector<std::uint8_t> b = {'H', 'Y', 'L', 'L', encoding, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80};
+  return b;
+}
+
+std::vector<std::uint8_t> sparse(std::initializer_list<std::uint8_t> ops) {
+  std::vector<std::uint8_t> b = redis_header(1);
+  b.insert(b.end(), ops);
+  return b;
+}
+
+TEST(BadInput, RedisStrings) {
+  HyperLogLog r = HyperLogLog::redis();
+  r.add(std::vector<std::uint64_t>{1, 2, 3, 4});
+  const std::vector<std::uint8_t> dense = r.to_redis();
+  ASSERT_EQ(HyperLogLog::from_redis(dense), r);
+  // Valid sparse forms, so the failures below are about what they change.
+  ASSERT_EQ(HyperLogLog::from_redis(sparse({0x7F, 0xFF})), HyperLogLog::redis());
+  ASSERT_NO_THROW(HyperLogLog::from_redis(sparse({0xFF, 0x7F, 0xFB})));  // VAL 32 x4, XZERO 16380
+
+  std::vector<std::uint8_t> b = dense;
+  b[1] = 'X';
+  expect_error([&] { HyperLogLog::from_redis(b); }, {"Redis HLL", "magic"});
+  b = dense;
+  b[4] = 2;
+  expect_error([&] { HyperLogLog::from_redis(b); }, {"Redis HLL", "encoding 2"});
+  b = dense;
+  b[4] = 0xFF;
+  expect_error([&] { HyperLogLog::from_redis(b); }, {"encoding 255"});
+  for (std::size_t len : {std::size_t{16}, std::size_t{12303}, std::size_t{12305}, std::size_t{20000}}) {
+    b = dense;
+    b.resize(len, 0);
+    expect_error([&] { HyperLogLog::from_redis(b); }, {"Redis HLL dense", "length " + std::to_string(len)});
+  }
+  for (std::size_t len = 0; len < 16; ++len) {
+    expect_error([&] { HyperLogLog::from_redis(std::span(dense.data(), len)); }, {"Redis HLL", "truncated"});
+  }
+  // Dense register 0 = 63 (bits 0..5 of payload byte 0), register 1 = 52.
+  b = dense;
+  b[16] = 0x3F;
+  expect_error([&] { HyperLogLog::from_redis(b); }, {"register 0 = 63", "51"});
+  b = dense;
+  b[16] &= 0x3F;
+  b[16] |= static_cast<std::uint8_t>((52 & 3) << 6);
+  b[17] = static_cast<std::uint8_t>((b[17] & 0xF0) | (52 >> 2));
+  expect_error([&] { HyperLogLog::from_redis(b); }, {"register 1 = 52", "51"});
+
+  // Sparse: runs past register 16383, truncated XZERO, runs summing short.
+  expect_error([] { HyperLogLog::from_redis(sparse({0x7F, 0xFF, 0x00})); }, {"sparse", "overflows"});
+  expect_error([] { HyperLogLog::from_redis(sparse({0x7F, 0xFE, 0x81})); }, {"sparse", "overflows"});
+  expect_error([] { HyperLogLog::from_redis(sparse({0x7F, 0xFF, 0x7F, 0xFF})); }, {"sparse", "overflows"});
+  expect_error([] { HyperLogLog::from_redis(sparse({0x7F, 0xFE, 0x40})); }, {"XZERO", "truncated"});
+  expect_error([] { HyperLogLog::from_redis(sparse({0x40})); }, {"XZERO", "truncated"});
+  expect_error([] { HyperLogLog::from_redis(sparse({0x7F, 0x00})); }, {"sparse", "16129", "not 16384"});
+  expect_error([] { HyperLogLog::from_redis(sparse({})); }, {"sparse", "cover 0"});
+  expect_error([] { HyperLogLog::from_redis(sparse({0x3F, 0xFF})); }, {"sparse", "not 16384"});
+  // A sparse run of 1..4 registers of value 32 after 16383 zeros: overflow.
+  expect_error([] { HyperLogLog::from_redis(sparse({0x7F, 0xFE, 0xFF})); }, {"overflows"});
+}
+
+TEST(BadInput, RedisExportNeedsARedisSketch) {
+  expect_error([] { (void)HyperLogLog(14).to_redis(); }, {"to_redis"});
+  expect_error([] { (void)HyperLogLog(12, HashSpec::redis()).to_redis(); }, {"to_redis", "p = 12"});
+}
+
+}  // namespace
+}  // namespace probkit

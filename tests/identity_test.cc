@@ -1,0 +1,352 @@
+// The identity contract (DESIGN.md §6): for every backend configuration of
+// backend_matrix() and every key kind and input shape, filter bytes, query
+// answers, HLL registers and estimates equal those of Scalar with one thread.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "backend_matrix.hpp"
+#include "key_columns.hpp"
+#include "probkit/probkit.hpp"
+
+namespace probkit::test {
+namespace {
+
+// Lane-1 / lane+1 sizes for every vector width, offsets 0..7, repeats, all
+// string lengths 0..300, and one large batch that every thread count splits.
+const std::vector<InputCase>& small_cases() {
+  static const std::vector<InputCase> cases = {
+      {"empty", 0, 0, 0, 300},       {"one", 1, 1, 0, 300},        {"n7", 7, 2, 0, 300},
+      {"n9", 9, 3, 0, 300},          {"n15", 15, 4, 0, 300},       {"n17", 17, 5, 0, 300},
+      {"n31", 31, 6, 0, 300},        {"n33", 33, 7, 0, 300},       {"n63", 63, 1, 0, 300},
+      {"n65", 65, 0, 0, 300},        {"n1000", 1000, 3, 0, 40},
+      {"lengths0to300", 903, 5, 0, 300, true},
+      {"duplicates", 70000, 6, 100, 20},
+  };
+  return cases;
+}
+const InputCase kMillion{"million", 1000000, 1, 0, 24};
+
+std::string trace(KeyKind kind, const InputCase& c) {
+  return std::string(key_kind_name(kind)) + " / " + c.label + " (n = " + std::to_string(c.n) +
+         ", offset " + std::to_string(c.offset) + ")";
+}
+
+struct BloomShape {
+  BloomLayout layout;
+  std::uint64_t num_blocks;
+  std::uint32_t k;
+  bool large;  // also gets the million-key batch
+};
+
+// nb = 1, non-powers of two, k from 1 to 16, both layouts.
+const BloomShape kBloomShapes[] = {
+    {BloomLayout::Cacheline512, 1, 1, false},      {BloomLayout::Cacheline512, 1, 16, false},
+    {BloomLayout::Cacheline512, 3, 7, false},      {BloomLayout::Cacheline512, 1000, 6, false},
+    {BloomLayout::Cacheline512, 4096, 11, false},  {BloomLayout::Cacheline512, 32771, 8, true},
+    {BloomLayout::ParquetSbbf, 1, 8, false},       {BloomLayout::ParquetSbbf, 5, 8, false},
+    {BloomLayout::ParquetSbbf, 40003, 8, true},
+};
+
+std::string shape_name(const BloomShape& s) {
+  return std::string(s.layout == BloomLayout::Cacheline512 ? "cacheline512" : "parquet_sbbf") +
+         " nb = " + std::to_string(s.num_blocks) + " k = " + std::to_string(s.k);
+}
+
+const HashSpec kHashes[] = {HashSpec{}, HashSpec{HashKind::Xxh64, 0x5eed}, HashSpec::redis()};
+
+std::string hash_name(HashSpec h) {
+  return std::string(h.kind == HashKind::Xxh64 ? "xxh64" : "murmur64a") + " seed " + std::to_string(h.seed);
+}
+
+void expect_same_bytes(std::span<const std::uint8_t> got, std::span<const std::uint8_t> want, const char* what) {
+  const long long d = first_difference(got, want);
+  EXPECT_EQ(d, -1) << what << " differ from the reference first at byte " << d << " (of " << want.size() << ")";
+}
+
+// Calls body(kind, case, column) for every key kind and every input case;
+// `large` adds the million-key batch.
+template <class Body>
+void for_each_input(bool large, std::uint64_t seed, Body&& body) {
+  std::vector<InputCase> cases = small_cases();
+  if (large) cases.push_back(kMillion);
+  for (const InputCase& c : cases) {
+    const std::vector<std::uint64_t> values = make_values(c, seed);
+    for (KeyKind kind : kAllKeyKinds) {
+      SCOPED_TRACE(trace(kind, c));
+      const KeyColumn column(kind, values, c);
+      body(kind, c, column);
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  }
+}
+
+class Identity : public ::testing::TestWithParam<BackendConfig> {};
+
+TEST_P(Identity, BloomAddGivesReferenceBytes) {
+  const BackendConfig& cfg = GetParam();
+  for_each_input(true, 1, [&](KeyKind, const InputCase& c, const KeyColumn& col) {
+    for (const BloomShape& s : kBloomShapes) {
+      if (c.n == kMillion.n && !s.large) continue;
+      SCOPED_TRACE(shape_name(s));
+      const HashSpec hash = s.layout == BloomLayout::ParquetSbbf ? HashSpec{} : HashSpec{HashKind::Xxh64, 99};
+      BloomFilter want(s.num_blocks, s.k, s.layout, hash);
+      {
+        ScopedBackend ref(reference_config());
+        want.add(col.keys(), Backend::Scalar);
+      }
+      BloomFilter got(s.num_blocks, s.k, s.layout, hash);
+      ScopedBackend on(cfg);
+      place(got, cfg);
+      got.add(col.keys(), cfg.backend);
+      expect_served(cfg);
+      expect_same_bytes(fetch(got).data(), want.data(), "filter bytes");
+    }
+  });
+}
+
+TEST_P(Identity, BloomContainsAndCountGiveReferenceAnswers) {
+  const BackendConfig& cfg = GetParam();
+  for_each_input(true, 2, [&](KeyKind kind, const InputCase& c, const KeyColumn& queries) {
+    // The filters hold every other query key (and other keys), so the answers
+    // mix hits and misses unless a filter is saturated.
+    std::vector<std::uint64_t> stored = make_values(c, 2);
+    for (std::size_t i = 1; i < stored.size(); i += 2) stored[i] = splitmix64(stored[i] ^ 0x77);
+    const KeyColumn inserted(kind, stored, c);
+    for (const BloomShape& s : kBloomShapes) {
+      // The scalar reference dominates the run time: one large shape suffices
+      // for the million-key queries.
+      if (c.n == kMillion.n && !(s.large && s.layout == BloomLayout::Cacheline512)) continue;
+      SCOPED_TRACE(shape_name(s));
+      BloomFilter filter(s.num_blocks, s.k, s.layout);
+      std::vector<std::uint8_t> want(c.n, 7);
+      {
+        ScopedBackend ref(reference_config());
+        filter.add(inserted.keys(), Backend::Scalar);
+        filter.contains(queries.keys(), want, Backend::Scalar);
+      }
+      std::uint64_t want_count = 0;
+      for (std::size_t i = 0; i < c.n; ++i) {
+        ASSERT_LE(want[i], 1);
+        want_count += want[i];
+        if (i % 2 == 0) ASSERT_EQ(want[i], 1) << "reference false negative at key " << i;
+      }
+
+      ScopedBackend on(cfg);
+      place(filter, cfg);
+      std::vector<std::uint8_t> got(c.n, 7);
+      filter.contains(queries.keys(), got, cfg.backend);
+      expect_served(cfg);
+      expect_same_bytes(got, want, "contains() outputs");
+      EXPECT_EQ(filter.count(queries.keys(), cfg.backend), want_count);
+      expect_served(cfg);
+    }
+  });
+}
+
+TEST_P(Identity, HllAddGivesReferenceRegistersAndEstimate) {
+  const BackendConfig& cfg = GetParam();
+  for_each_input(true, 3, [&](KeyKind, const InputCase& c, const KeyColumn& col) {
+    for (std::uint32_t p : {4u, 14u, 18u}) {
+      for (HashSpec hash : kHashes) {
+        // The large batch once per p: enough to fill every register at p = 18.
+        if (c.n == kMillion.n && !(hash == HashSpec{})) continue;
+        SCOPED_TRACE("p = " + std::to_string(p) + ", " + hash_name(hash));
+        HyperLogLog want(p, hash);
+        {
+          ScopedBackend ref(reference_config());
+          want.add(col.keys(), Backend::Scalar);
+        }
+        HyperLogLog got(p, hash);
+        ScopedBackend on(cfg);
+        place(got, cfg);
+        got.add(col.keys(), cfg.backend);
+        expect_served(cfg);
+        const HyperLogLog host = fetch(got);
+        expect_same_bytes(host.registers(), want.registers(), "registers");
+        EXPECT_EQ(host.histogram(), want.histogram());
+        const double e_got = host.estimate(), e_want = want.estimate();
+        EXPECT_EQ(std::memcmp(&e_got, &e_want, sizeof(double)), 0)
+            << "estimate " << e_got << " differs from the reference " << e_want;
+      }
+    }
+  });
+}
+
+// Adding in several calls, into a non-empty object, gives the same state.
+TEST_P(Identity, RepeatedAddsAccumulateLikeTheReference) {
+  const BackendConfig& cfg = GetParam();
+  const InputCase c{"chunks", 100003, 3, 0, 30};
+  const std::vector<std::uint64_t> values = make_values(c, 4);
+  const KeyColumn col(KeyKind::Str64, values, c);
+  BloomFilter want_f(777, 9), got_f(777, 9);
+  HyperLogLog want_h(12), got_h(12);
+  {
+    ScopedBackend ref(reference_config());
+    want_f.add(col.keys(), Backend::Scalar);
+    want_h.add(col.keys(), Backend::Scalar);
+  }
+  ScopedBackend on(cfg);
+  place(got_f, cfg);
+  place(got_h, cfg);
+  for (int round = 0; round < 3; ++round) {
+    got_f.add(col.keys(), cfg.backend);
+    got_h.add(col.keys(), cfg.backend);
+  }
+  expect_same_bytes(fetch(got_f).data(), want_f.data(), "filter bytes");
+  expect_same_bytes(fetch(got_h).registers(), want_h.registers(), "registers");
+}
+
+// With only this configuration's target supported, Auto picks it.
+TEST_P(Identity, AutoServesTheBestSupportedBackend) {
+  const BackendConfig& cfg = GetParam();
+  if (cfg.backend == Backend::Scalar && !simd_targets().empty()) GTEST_SKIP() << "Auto prefers Simd here";
+  const ScopedEnv no_backend("PROBKIT_BACKEND", std::nullopt);
+  const ScopedEnv no_target("PROBKIT_SIMD_TARGET", std::nullopt);
+  ScopedBackend on(cfg);
+  const std::vector<std::uint64_t> keys{1, 2, 3};
+  BloomFilter f(4, 4);
+  place(f, cfg);
+  f.add(keys);
+  expect_served(cfg);
+  HyperLogLog h(10);
+  place(h, cfg);
+  h.add(keys);
+  expect_served(cfg);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, Identity, ::testing::ValuesIn(backend_matrix()), config_name);
+
+// --- Dispatch: unavailable backends are errors; the environment is honoured.
+
+const std::vector<std::uint64_t> kFew{10, 20, 30, 40};
+
+TEST(Dispatch, CudaOnAHostObjectThrowsAndChangesNothing) {
+  BloomFilter f(8, 6);
+  f.add(kFew);
+  const BloomFilter before = f;
+  EXPECT_THROW(f.add(std::vector<std::uint64_t>{99}, Backend::Cuda), Error);
+  std::vector<std::uint8_t> out(kFew.size(), 7);
+  EXPECT_THROW(f.contains(kFew, out, Backend::Cuda), Error);
+  EXPECT_THROW((void)f.count(kFew, Backend::Cuda), Error);
+  EXPECT_EQ(f, before);
+  EXPECT_EQ(out, std::vector<std::uint8_t>(kFew.size(), 7));
+  HyperLogLog h(8);
+  h.add(kFew);
+  const HyperLogLog h_before = h;
+  try {
+    h.add(std::vector<std::uint64_t>{99}, Backend::Cuda);
+    ADD_FAILURE() << "Backend::Cuda on a host sketch did not throw";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cuda"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(h, h_before);
+}
+
+TEST(Dispatch, UnknownSimdTargetThrows) {
+  EXPECT_THROW(set_simd_target("NOSUCHTARGET"), Error);
+  EXPECT_THROW(set_simd_target("AVX9"), Error);
+  BloomFilter f(8, 6);
+  const BloomFilter before = f;
+  const ScopedEnv env("PROBKIT_SIMD_TARGET", "NOSUCHTARGET");
+  try {
+    f.add(kFew, Backend::Simd);
+    ADD_FAILURE() << "PROBKIT_SIMD_TARGET=NOSUCHTARGET did not throw";
+  } catch (const Error& e) {
+    // Either the target is named, or there is no Simd backend at all.
+    const std::string msg = e.what();
+    EXPECT_TRUE(msg.find("NOSUCHTARGET") != std::string::npos || msg.find("simd") != std::string::npos) << msg;
+  }
+  EXPECT_EQ(f, before);
+}
+
+TEST(Dispatch, TargetTheCpuLacksThrows) {
+  const std::vector<std::string> targets = simd_targets();
+  if (targets.size() < 2) GTEST_SKIP() << "needs two SIMD targets";
+  // Pretend the CPU only has the weakest target; the best one must be refused.
+  hwy::SetSupportedTargetsForTest(hwy_target_bit(targets.back()));
+  EXPECT_THROW(set_simd_target(targets.front()), Error);
+  {
+    const ScopedEnv env("PROBKIT_SIMD_TARGET", targets.front());
+    BloomFilter f(8, 6);
+    EXPECT_THROW(f.add(kFew, Backend::Simd), Error);
+    EXPECT_THROW(f.add(kFew), Error);
+    EXPECT_EQ(f, BloomFilter(8, 6));
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
+TEST(Dispatch, EnvironmentBackendIsHonouredPerCall) {
+  const ScopedEnv no_target("PROBKIT_SIMD_TARGET", std::nullopt);
+  BloomFilter f(8, 6);
+  {
+    const ScopedEnv env("PROBKIT_BACKEND", "scalar");
+    f.add(kFew);
+    EXPECT_EQ(last_served().backend, Backend::Scalar);
+    EXPECT_EQ(last_served().target, "scalar");
+  }
+  {
+    const ScopedEnv env("PROBKIT_BACKEND", "SIMD");
+    if (simd_targets().empty()) {
+      EXPECT_THROW(f.add(kFew), Error);
+    } else {
+      f.add(kFew);
+      EXPECT_EQ(last_served().backend, Backend::Simd);
+      EXPECT_EQ(last_served().target, simd_targets().front());
+    }
+  }
+  const BloomFilter before = f;
+  {
+    const ScopedEnv env("PROBKIT_BACKEND", "cuda");
+    EXPECT_THROW(f.add(std::vector<std::uint64_t>{5}), Error);
+  }
+  {
+    const ScopedEnv env("PROBKIT_BACKEND", "quantum");
+    try {
+      f.add(std::vector<std::uint64_t>{5});
+      ADD_FAILURE() << "PROBKIT_BACKEND=quantum did not throw";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("quantum"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(f, before);
+  // An explicit backend wins over the environment.
+  const ScopedEnv env("PROBKIT_BACKEND", "cuda");
+  f.add(kFew, Backend::Scalar);
+  EXPECT_EQ(last_served().backend, Backend::Scalar);
+}
+
+TEST(Dispatch, EnvironmentAndApiPinEachTarget) {
+  const ScopedEnv no_backend("PROBKIT_BACKEND", std::nullopt);
+  HyperLogLog h(10);
+  for (const std::string& t : simd_targets()) {
+    SCOPED_TRACE(t);
+    {
+      const ScopedEnv env("PROBKIT_SIMD_TARGET", t);
+      h.add(kFew);
+      EXPECT_EQ(last_served().backend, Backend::Simd);
+      EXPECT_EQ(last_served().target, t);
+      EXPECT_EQ(simd_target(), t);
+    }
+    set_simd_target(t);
+    h.add(kFew, Backend::Simd);
+    EXPECT_EQ(last_served().target, t);
+    set_simd_target("");
+  }
+}
+
+TEST(Dispatch, AvailableBackendsListsScalarFirst) {
+  const std::vector<Backend> b = available_backends();
+  ASSERT_FALSE(b.empty());
+  EXPECT_EQ(b.front(), Backend::Scalar);
+  const bool has_simd = std::find(b.begin(), b.end(), Backend::Simd) != b.end();
+  EXPECT_EQ(has_simd, !simd_targets().empty());
+  for (const std::string& t : simd_targets()) EXPECT_NE(hwy_target_bit(t), 0) << t;
+  EXPECT_THROW(parse_backend("gpu"), Error);
+  EXPECT_EQ(parse_backend("CUDA"), Backend::Cuda);
+}
+
+}  // namespace
+}  // namespace probkit::test

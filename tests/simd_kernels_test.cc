@@ -1,0 +1,215 @@
+// Every compiled Highway target that this CPU supports against the scalar
+// reference, kernel by kernel, on random data: the identity contract of
+// DESIGN.md §6 at the level of cpu/simd.cc.
+#include <gtest/gtest.h>
+#include <hwy/targets.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "probkit/detail/kernels.hpp"
+#include "probkit/layout/hll.hpp"
+
+namespace probkit::detail {
+namespace {
+
+std::vector<const SimdTarget*> supported_targets() {
+  const SimdTarget* all = nullptr;
+  const std::size_t n = compiled_simd_targets(&all);
+  std::vector<const SimdTarget*> out;
+  for (std::size_t i = 0; i < n; ++i) {
+    if ((hwy::SupportedTargets() & all[i].bit) != 0) out.push_back(&all[i]);
+  }
+  return out;
+}
+
+// Lengths 0..70 cover every vector tail; 10^5 covers many hash chunks.
+std::vector<std::size_t> lengths() {
+  std::vector<std::size_t> out;
+  for (std::size_t n = 0; n <= 70; ++n) out.push_back(n);
+  out.push_back(100000);
+  return out;
+}
+
+std::vector<std::uint64_t> random_u64(std::mt19937_64& rng, std::size_t n) {
+  std::vector<std::uint64_t> v(n);
+  for (auto& x : v) x = rng();
+  return v;
+}
+
+// Storage whose data() is deliberately misaligned by `offset` elements.
+template <class T>
+struct Misaligned {
+  std::vector<T> buf;
+  std::size_t offset;
+  Misaligned(std::size_t n, std::size_t off) : buf(n + off + 1), offset(off) {}
+  T* data() { return buf.data() + offset; }
+};
+
+class SimdKernels : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    targets_ = supported_targets();
+    if (targets_.empty()) GTEST_SKIP() << "no compiled SIMD target runs on this CPU";
+  }
+  std::vector<const SimdTarget*> targets_;
+  std::mt19937_64 rng_{20261130};
+};
+
+TEST(SimdTargets, NoScalarCopiesAndNamed) {
+  const SimdTarget* all = nullptr;
+  const std::size_t n = compiled_simd_targets(&all);
+  for (std::size_t i = 0; i < n; ++i) {
+    EXPECT_NE(all[i].bit, HWY_SCALAR);
+    EXPECT_NE(all[i].bit, HWY_EMU128);
+    EXPECT_STREQ(all[i].name, hwy::TargetName(all[i].bit));
+    ASSERT_NE(all[i].kernels, nullptr);
+    if (i > 0) EXPECT_LT(all[i - 1].bit, all[i].bit) << "targets must be listed best first";
+  }
+#if HWY_ARCH_X86
+  // Every x86-64 CPU since 2008 has SSSE3, so a build that loses its SIMD
+  // targets shows up here rather than as a silently slower library.
+  EXPECT_GE(n, 3u);
+#endif
+}
+
+TEST_F(SimdKernels, HashMatchesScalar) {
+  const HashSpec specs[] = {{HashKind::Xxh64, 0},
+                            {HashKind::Xxh64, 0x9e3779b97f4a7c15ULL},
+                            {HashKind::Murmur64A, layout::kRedisHllSeed},
+                            {HashKind::Murmur64A, 0},
+                            {HashKind::Murmur64A, ~0ULL}};
+  for (const SimdTarget* t : targets_) {
+    SCOPED_TRACE(t->name);
+    for (std::size_t n : lengths()) {
+      const std::vector<std::uint64_t> src = random_u64(rng_, n + 3);
+      for (KeyKind kind : {KeyKind::U64, KeyKind::U32}) {
+        const std::size_t off = n % 3;  // key pointer alignment varies with n
+        KeyBatch kb;
+        kb.kind = kind;
+        kb.n = n + 3;
+        kb.keys = kind == KeyKind::U64 ? static_cast<const void*>(src.data())
+                                       : static_cast<const void*>(
+                                             reinterpret_cast<const std::uint32_t*>(src.data()) + 1);
+        for (const HashSpec& spec : specs) {
+          std::vector<std::uint64_t> want(n);
+          Misaligned<std::uint64_t> got(n, 1);  // 8-byte but not vector aligned
+          scalar_kernels().hash(kb, off, n, spec, want.data());
+          t->kernels->hash(kb, off, n, spec, got.data());
+          ASSERT_EQ(want, std::vector<std::uint64_t>(got.data(), got.data() + n)) << "kind " << int(kind) << " n " << n << " seed " << spec.seed;
+        }
+      }
+    }
+  }
+}
+
+TEST_F(SimdKernels, HashStringsMatchScalar) {
+  std::vector<std::uint8_t> data(2000);
+  for (auto& b : data) b = static_cast<std::uint8_t>(rng_());
+  std::vector<std::int32_t> offsets{0};
+  while (offsets.back() < 1900) offsets.push_back(offsets.back() + static_cast<int>(rng_() % 70));
+  KeyBatch kb;
+  kb.kind = KeyKind::Offsets32;
+  kb.n = offsets.size() - 1;
+  kb.keys = offsets.data();
+  kb.data = data.data();
+  kb.data_size = data.size();
+  for (const SimdTarget* t : targets_) {
+    for (HashSpec spec : {HashSpec{}, HashSpec::redis()}) {
+      std::vector<std::uint64_t> want(kb.n), got(kb.n);
+      scalar_kernels().hash(kb, 0, kb.n, spec, want.data());
+      t->kernels->hash(kb, 0, kb.n, spec, got.data());
+      ASSERT_EQ(want, got) << t->name;
+    }
+  }
+}
+
+struct Filter {
+  std::vector<std::uint32_t> words;
+  BloomRef ref;
+  Filter(std::uint64_t nb, std::uint32_t k, BloomLayout layout)
+      : words(nb * layout::block_words(layout)), ref{words.data(), nb, k, layout} {}
+};
+
+// Random hashes whose blocks and bits cover the filter, plus a second run of the
+// same hashes so that "already set" paths are taken too.
+std::vector<std::uint64_t> hashes_for(std::mt19937_64& rng, std::size_t n) {
+  std::vector<std::uint64_t> h = random_u64(rng, n);
+  for (std::size_t i = n / 2; i < n; ++i) h[i] = h[i - n / 2];
+  return h;
+}
+
+TEST_F(SimdKernels, BloomMatchesScalar) {
+  const std::uint64_t block_counts[] = {1, 3, 1000, std::uint64_t{1} << 20};
+  for (const SimdTarget* t : targets_) {
+    SCOPED_TRACE(t->name);
+    std::printf("checking target %s\n", t->name);
+    for (BloomLayout layout : {BloomLayout::Cacheline512, BloomLayout::ParquetSbbf}) {
+      for (std::uint64_t nb : block_counts) {
+        const std::uint32_t k_max = layout == BloomLayout::Cacheline512 ? layout::kMaxCachelineK : 1;
+        for (std::uint32_t k = 1; k <= k_max; ++k) {
+          const std::uint32_t kk = layout == BloomLayout::Cacheline512 ? k : layout::kSbbfK;
+          // Large filters get few k values: the kernels' loops do not depend on nb.
+          if (nb > 1000 && kk != 7 && kk != 8 && kk != 16) continue;
+          for (bool concurrent : {false, true}) {
+            if (nb > 1000 && ((kk == 7 && concurrent) || (kk == 16 && !concurrent))) continue;
+            const std::size_t n = nb > 1000 ? 100000 : 3 + (k * 37 + nb) % 68;
+            const std::vector<std::uint64_t> h = hashes_for(rng_, n + 1);
+            const std::size_t off = (k + nb) % 2;  // unaligned hash pointer
+            Filter want(nb, kk, layout), got(nb, kk, layout);
+            // Add the first half, query all (half present, half mostly absent).
+            scalar_kernels().bloom_add(want.ref, h.data() + off, n / 2, concurrent);
+            t->kernels->bloom_add(got.ref, h.data() + off, n / 2, concurrent);
+            ASSERT_EQ(want.words, got.words) << "add: nb " << nb << " k " << kk << " n " << n;
+            std::vector<std::uint64_t> queries = random_u64(rng_, n);
+            for (std::size_t i = 0; i < n / 2; ++i) queries[2 * i] = h[off + i];
+            Misaligned<std::uint8_t> out_want(n, 0), out_got(n, 1 + k % 7);
+            const std::uint64_t hits_want =
+                scalar_kernels().bloom_contains(want.ref, queries.data(), n, out_want.data());
+            const std::uint64_t hits_got =
+                t->kernels->bloom_contains(got.ref, queries.data(), n, out_got.data());
+            ASSERT_EQ(hits_want, hits_got) << "contains: nb " << nb << " k " << kk;
+            ASSERT_EQ(0, std::memcmp(out_want.data(), out_got.data(), n));
+            ASSERT_EQ(hits_want, t->kernels->bloom_contains(got.ref, queries.data(), n, nullptr));
+            // Then the rest: adds onto a partly filled filter.
+            scalar_kernels().bloom_add(want.ref, h.data() + off + n / 2, n - n / 2, concurrent);
+            t->kernels->bloom_add(got.ref, h.data() + off + n / 2, n - n / 2, concurrent);
+            ASSERT_EQ(want.words, got.words) << "add 2: nb " << nb << " k " << kk;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_F(SimdKernels, HllMatchesScalar) {
+  for (const SimdTarget* t : targets_) {
+    SCOPED_TRACE(t->name);
+    for (std::uint32_t p = layout::kHllMinPrecision; p <= layout::kHllMaxPrecision; ++p) {
+      for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{33},
+                            std::size_t{70}, std::size_t{100000}}) {
+        std::vector<std::uint64_t> h = random_u64(rng_, n + 1);
+        // Hashes with many zero bits above the index reach the high ranks,
+        // up to the sentinel's 65 - p.
+        for (std::size_t i = 0; i < n; i += 5) h[i] &= ~std::uint64_t{0} >> (rng_() % 64);
+        if (n > 0) h[n / 2] = 0;
+        const std::size_t off = p % 2;
+        std::vector<std::uint8_t> want(std::size_t{1} << p), got(want.size());
+        scalar_kernels().hll_add(want.data(), p, h.data() + off, n);
+        t->kernels->hll_add(got.data(), p, h.data() + off, n);
+        ASSERT_EQ(want, got) << "p " << p << " n " << n;
+        // A second pass over warm registers (the common case: no register rises).
+        scalar_kernels().hll_add(want.data(), p, h.data(), n);
+        t->kernels->hll_add(got.data(), p, h.data(), n);
+        ASSERT_EQ(want, got) << "p " << p << " n " << n << " (second pass)";
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace probkit::detail
