@@ -417,17 +417,27 @@ class BadInputTest(CliTestCase):
         self.assert_fails(["distinct", "--backend", "cuda"], stdin=b"a\n", mentions="cuda")
 
     def test_interrupted_build_leaves_no_file(self):
-        out = self.path("f.pkbf")
-        p = subprocess.Popen([support.PROBKIT, "bloom", "build", "--capacity", "1000", "--fpr", "0.01", "-o", out],
-                             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        p.stdin.write(b"a\nb\n")
-        p.stdin.flush()
-        time.sleep(0.3)
-        p.send_signal(signal.SIGTERM)
-        p.wait(timeout=10)
-        p.stdin.close()
-        self.assertNotEqual(p.returncode, 0)
-        self.assert_no_stray_files([])
+        # The output's temporary file exists while the input is read; a signal
+        # then must remove it (and leave an existing output untouched).
+        run(["hll", "add", self.path("s.pkhl")], stdin=b"a\n")
+        sketch = self.read("s.pkhl")
+        for sig, args in ((signal.SIGTERM, ["bloom", "build", "--capacity", "1000", "--fpr", "0.01", "-o",
+                                            self.path("f.pkbf")]),
+                          (signal.SIGINT, ["hll", "add", self.path("s.pkhl")])):
+            p = subprocess.Popen([support.PROBKIT, *args], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL)
+            p.stdin.write(b"a\nb\n")
+            p.stdin.flush()
+            deadline = time.time() + 10
+            while time.time() < deadline and not any(".probkit-" in f for f in os.listdir(self.dir)):
+                time.sleep(0.02)
+            self.assertTrue(any(".probkit-" in f for f in os.listdir(self.dir)), "no temporary file while reading")
+            p.send_signal(sig)
+            p.wait(timeout=10)
+            p.stdin.close()
+            self.assertEqual(p.returncode, -sig)
+            self.assert_no_stray_files(["s.pkhl"])
+            self.assertEqual(self.read("s.pkhl"), sketch)
 
 
 class BenchTest(CliTestCase):

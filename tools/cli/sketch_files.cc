@@ -90,12 +90,14 @@ BloomFilter load_bloom(const std::string& path) {
   }
 }
 
-void save_hll(const std::string& path, const HyperLogLog& sketch) {
-  write_file_atomically(path, sketch.serialize());
+void save(AtomicFile& out, const HyperLogLog& sketch) {
+  out.write(sketch.serialize());
+  out.commit();
 }
 
-void save_bloom(const std::string& path, const BloomFilter& filter) {
-  write_file_atomically(path, filter.serialize());
+void save(AtomicFile& out, const BloomFilter& filter) {
+  out.write(filter.serialize());
+  out.commit();
 }
 
 }  // namespace probkit::cli

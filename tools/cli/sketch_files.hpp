@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/atomic_file.hpp"
 #include "probkit/bloom_filter.hpp"
 #include "probkit/hyperloglog.hpp"
 
@@ -19,7 +20,8 @@ HyperLogLog load_hll(const std::string& path);
 // A probkit Bloom filter file (PKBF); InputError naming the file otherwise.
 BloomFilter load_bloom(const std::string& path);
 
-void save_hll(const std::string& path, const HyperLogLog& sketch);
-void save_bloom(const std::string& path, const BloomFilter& filter);
+// Writes the native bytes to `out` and renames it into place.
+void save(AtomicFile& out, const HyperLogLog& sketch);
+void save(AtomicFile& out, const BloomFilter& filter);
 
 }  // namespace probkit::cli

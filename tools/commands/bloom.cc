@@ -51,10 +51,13 @@ int bloom_build(const Args& argv) {
   const double fpr = parse_double("fpr", *fpr_text, 0.0, 1.0);
   const BloomLayout layout = parse_layout(args.value("layout").value_or("cacheline512"));
   const KeySpec keys = key_spec(args);
-  ChunkReader reader(args.operands());  // opens the inputs before the filter is allocated
+  // Inputs and the output's temporary file first: a missing file or an
+  // unwritable folder fails before any work.
+  ChunkReader reader(args.operands());
+  AtomicFile output(*out);
   BloomFilter filter = BloomFilter::for_capacity(n, fpr, layout);
   add_lines(reader, keys, common, filter);
-  save_bloom(*out, filter);
+  save(output, filter);
   const double inserted = filter.estimated_count();
   if (inserted > 1.1 * static_cast<double>(n)) {
     std::fprintf(stderr, "probkit: warning: about %.0f distinct keys is more than --capacity %llu; the "

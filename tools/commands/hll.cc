@@ -48,8 +48,9 @@ int hll_add(const Args& argv) {
     }
   }
   ChunkReader reader({args.operands().begin() + 1, args.operands().end()});
+  AtomicFile output(path);  // an unwritable folder fails before the input is read
   add_lines(reader, keys, common, sketch);
-  save_hll(path, sketch);
+  save(output, sketch);
   return 0;
 }
 
@@ -93,7 +94,8 @@ int hll_merge(const Args& argv) {
   apply_common(args);
   if (args.operands().size() < 2) throw UsageError("hll merge: needs OUT and at least one SKETCH (see --help)");
   const HyperLogLog merged = merge_all({args.operands().begin() + 1, args.operands().end()});
-  save_hll(args.operands()[0], merged);
+  AtomicFile output(args.operands()[0]);
+  save(output, merged);
   return 0;
 }
 
@@ -157,7 +159,8 @@ int hll_import(const Args& argv) {
                        " is not a Redis HyperLogLog string: " + e.what());
     }
   }
-  save_hll(args.operands()[1], sketch);
+  AtomicFile output(args.operands()[1]);
+  save(output, sketch);
   return 0;
 }
 
