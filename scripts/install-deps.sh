@@ -3,7 +3,8 @@
 # Idempotent: packages already present are skipped quickly.
 set -euo pipefail
 packages=(cmake ninja-build g++ pkg-config libhwy-dev libxxhash-dev libgtest-dev libgmock-dev
-          libbenchmark-dev)
+          libbenchmark-dev
+          redis-server redis-tools)  # the command line's Redis interoperability tests
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

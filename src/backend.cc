@@ -40,12 +40,15 @@ std::span<const detail::SimdTarget> compiled() {
   return {targets, n};
 }
 
-bool cpu_supports(std::int64_t bit) { return (hwy::SupportedTargets() & bit) != 0; }
+// Highway 1.0.3 runs CPUID on every hwy::SupportedTargets() call (about
+// 100 us in a VM, where CPUID traps), so each operation asks once and passes
+// the mask down. Not cached across calls: tests mock it per target.
+std::int64_t supported_targets() { return hwy::SupportedTargets(); }
 
-std::string supported_list() {
+std::string supported_list(std::int64_t supported) {
   std::string s;
   for (const auto& t : compiled()) {
-    if (!cpu_supports(t.bit)) continue;
+    if ((supported & t.bit) == 0) continue;
     if (!s.empty()) s += ", ";
     s += t.name;
   }
@@ -62,33 +65,33 @@ std::string pinned_target() {
   return env != nullptr ? upper(env) : std::string();
 }
 
-const detail::SimdTarget& find_target(const std::string& name) {
+const detail::SimdTarget& find_target(const std::string& name, std::int64_t supported) {
   for (const auto& t : compiled()) {
     if (upper(t.name) == name) {
-      if (!cpu_supports(t.bit)) {
+      if ((supported & t.bit) == 0) {
         throw Error("SIMD target " + name + " is not supported by this CPU (supported: " +
-                    supported_list() + ")");
+                    supported_list(supported) + ")");
       }
       return t;
     }
   }
   throw Error("SIMD target " + name + " is not compiled into probkit (supported: " +
-              supported_list() + ")");
+              supported_list(supported) + ")");
 }
 
 // Best compiled target the CPU supports (lower Highway bits are better), or null.
-const detail::SimdTarget* best_target() {
+const detail::SimdTarget* best_target(std::int64_t supported) {
   const detail::SimdTarget* best = nullptr;
   for (const auto& t : compiled()) {
-    if (cpu_supports(t.bit) && (best == nullptr || t.bit < best->bit)) best = &t;
+    if ((supported & t.bit) != 0 && (best == nullptr || t.bit < best->bit)) best = &t;
   }
   return best;
 }
 
-const detail::SimdTarget& simd_choice() {
+const detail::SimdTarget& simd_choice(std::int64_t supported) {
   const std::string pin = pinned_target();
-  if (!pin.empty()) return find_target(pin);
-  const detail::SimdTarget* best = best_target();
+  if (!pin.empty()) return find_target(pin, supported);
+  const detail::SimdTarget* best = best_target(supported);
   if (best == nullptr) throw Error("backend simd is not available: no Highway target compiled for this CPU");
   return *best;
 }
@@ -118,15 +121,16 @@ ServedBy last_served() { return t_last_served; }
 
 std::vector<Backend> available_backends() {
   std::vector<Backend> out{Backend::Scalar};
-  if (best_target() != nullptr) out.push_back(Backend::Simd);
+  if (best_target(supported_targets()) != nullptr) out.push_back(Backend::Simd);
   if (detail::cuda_device_count() > 0) out.push_back(Backend::Cuda);
   return out;
 }
 
 std::vector<std::string> simd_targets() {
   std::vector<const detail::SimdTarget*> ts;
+  const std::int64_t supported = supported_targets();
   for (const auto& t : compiled()) {
-    if (cpu_supports(t.bit)) ts.push_back(&t);
+    if ((supported & t.bit) != 0) ts.push_back(&t);
   }
   std::sort(ts.begin(), ts.end(), [](auto* a, auto* b) { return a->bit < b->bit; });
   std::vector<std::string> out;
@@ -136,12 +140,12 @@ std::vector<std::string> simd_targets() {
 
 void set_simd_target(std::string_view name) {
   const std::string n = upper(name);
-  if (!n.empty()) (void)find_target(n);  // validate before pinning
+  if (!n.empty()) (void)find_target(n, supported_targets());  // validate before pinning
   std::lock_guard lock(g_pin_mutex);
   g_pinned_target = n;
 }
 
-std::string simd_target() { return simd_choice().name; }
+std::string simd_target() { return simd_choice(supported_targets()).name; }
 
 void set_threads(unsigned n) {
   g_threads.store(n);
@@ -178,11 +182,13 @@ Backend backend_from_environment() {
 
 CpuChoice resolve_cpu(Backend requested) {
   Backend b = requested == Backend::Auto ? backend_from_environment() : requested;
-  if (b == Backend::Auto) b = best_target() != nullptr ? Backend::Simd : Backend::Scalar;
+  if (b == Backend::Scalar) return {Backend::Scalar, &scalar_kernels(), "scalar"};
+  const std::int64_t supported = supported_targets();
+  if (b == Backend::Auto) b = best_target(supported) != nullptr ? Backend::Simd : Backend::Scalar;
   switch (b) {
     case Backend::Scalar: return {Backend::Scalar, &scalar_kernels(), "scalar"};
     case Backend::Simd: {
-      const SimdTarget& t = simd_choice();
+      const SimdTarget& t = simd_choice(supported);
       return {Backend::Simd, t.kernels, t.name};
     }
     case Backend::Cuda:

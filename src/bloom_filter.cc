@@ -7,6 +7,7 @@
 
 #include "bulk.hpp"
 #include "bytes.hpp"
+#include "cuda_backend.hpp"
 #include "dispatch.hpp"
 #include "probkit/error.hpp"
 
@@ -43,6 +44,8 @@ detail::BloomRef ref_of(std::uint8_t* data, std::uint64_t nb, std::uint32_t k, B
   return {reinterpret_cast<std::uint32_t*>(data), nb, k, layout};
 }
 
+detail::cuda::Launch launch_on(int device, Stream stream, bool wait) { return {device, stream.get(), wait}; }
+
 constexpr std::size_t kHeaderBytes = 32;
 constexpr std::uint16_t kFormatVersion = 1;
 
@@ -71,6 +74,8 @@ BloomFilter::BloomFilter(const BloomFilter& other) = default;
 BloomFilter& BloomFilter::operator=(const BloomFilter& other) = default;
 
 void BloomFilter::add(const Keys& keys, Backend backend) {
+  if (on_device()) return add(keys, Stream{}, backend);
+  detail::cuda::require_host_keys(keys.batch(), "add");
   const detail::CpuChoice c = detail::resolve_cpu(backend);
   const detail::KeyBatch& kb = keys.batch();
   const unsigned workers = detail::workers_for(kb.n);
@@ -83,11 +88,13 @@ void BloomFilter::add(const Keys& keys, Backend backend) {
 }
 
 void BloomFilter::contains(const Keys& keys, std::span<std::uint8_t> out, Backend backend) const {
+  if (on_device()) return contains(keys, out, Stream{}, backend);
   if (out.size() != keys.size()) {
     throw Error("contains: output has " + std::to_string(out.size()) + " entries for " +
                 std::to_string(keys.size()) + " keys");
   }
   if (out.data() == nullptr && !out.empty()) throw Error("contains: output pointer is null");
+  detail::cuda::require_host_keys(keys.batch(), "contains");
   const detail::CpuChoice c = detail::resolve_cpu(backend);
   const detail::KeyBatch& kb = keys.batch();
   const detail::BloomRef f = ref_of(const_cast<std::uint8_t*>(storage_.data()), num_blocks_, k_, layout_);
@@ -99,6 +106,8 @@ void BloomFilter::contains(const Keys& keys, std::span<std::uint8_t> out, Backen
 }
 
 std::uint64_t BloomFilter::count(const Keys& keys, Backend backend) const {
+  if (on_device()) return count(keys, Stream{}, backend);
+  detail::cuda::require_host_keys(keys.batch(), "count");
   const detail::CpuChoice c = detail::resolve_cpu(backend);
   const detail::KeyBatch& kb = keys.batch();
   const unsigned workers = detail::workers_for(kb.n);
@@ -112,6 +121,78 @@ std::uint64_t BloomFilter::count(const Keys& keys, Backend backend) const {
   std::uint64_t total = 0;
   for (std::uint64_t x : hits) total += x;
   return total;
+}
+
+void BloomFilter::add(const Keys& keys, Stream stream, Backend backend) {
+  if (!on_device()) return add(keys, backend);
+  detail::cuda::require_device_backend(backend);
+  detail::cuda::bloom_add(ref_of(storage_.data(), num_blocks_, k_, layout_), keys.batch(), hash_,
+                          launch_on(device(), stream, true));
+  detail::note_served(Backend::Cuda, detail::cuda::device_label(device()));
+}
+
+void BloomFilter::add_async(const Keys& keys, Stream stream, Backend backend) {
+  if (!on_device()) return add(keys, backend);
+  detail::cuda::require_device_backend(backend);
+  detail::cuda::bloom_add(ref_of(storage_.data(), num_blocks_, k_, layout_), keys.batch(), hash_,
+                          launch_on(device(), stream, false));
+  detail::note_served(Backend::Cuda, detail::cuda::device_label(device()));
+}
+
+void BloomFilter::contains(const Keys& keys, std::span<std::uint8_t> out, Stream stream, Backend backend) const {
+  if (!on_device()) return contains(keys, out, backend);
+  contains_on_device(keys, out, stream, backend, true);
+}
+
+void BloomFilter::contains_async(const Keys& keys, std::span<std::uint8_t> out, Stream stream,
+                                 Backend backend) const {
+  if (!on_device()) return contains(keys, out, backend);
+  contains_on_device(keys, out, stream, backend, false);
+}
+
+void BloomFilter::contains_on_device(const Keys& keys, std::span<std::uint8_t> out, Stream stream, Backend backend,
+                                     bool wait) const {
+  if (out.size() != keys.size()) {
+    throw Error("contains: output has " + std::to_string(out.size()) + " entries for " +
+                std::to_string(keys.size()) + " keys");
+  }
+  if (out.data() == nullptr && !out.empty()) throw Error("contains: output pointer is null");
+  detail::cuda::require_device_backend(backend);
+  detail::cuda::bloom_contains(ref_of(const_cast<std::uint8_t*>(storage_.data()), num_blocks_, k_, layout_),
+                               keys.batch(), hash_, out.data(), nullptr, launch_on(device(), stream, wait));
+  detail::note_served(Backend::Cuda, detail::cuda::device_label(device()));
+}
+
+std::uint64_t BloomFilter::count(const Keys& keys, Stream stream, Backend backend) const {
+  if (!on_device()) return count(keys, backend);
+  detail::cuda::require_device_backend(backend);
+  std::uint64_t hits = 0;
+  detail::cuda::bloom_contains(ref_of(const_cast<std::uint8_t*>(storage_.data()), num_blocks_, k_, layout_),
+                               keys.batch(), hash_, nullptr, &hits, launch_on(device(), stream, true));
+  detail::note_served(Backend::Cuda, detail::cuda::device_label(device()));
+  return hits;
+}
+
+void BloomFilter::count_async(const Keys& keys, std::uint64_t* result, Stream stream, Backend backend) const {
+  if (result == nullptr) throw Error("count_async: result pointer is null");
+  if (!on_device()) {
+    *result = count(keys, backend);
+    return;
+  }
+  detail::cuda::require_device_backend(backend);
+  detail::cuda::bloom_contains(ref_of(const_cast<std::uint8_t*>(storage_.data()), num_blocks_, k_, layout_),
+                               keys.batch(), hash_, nullptr, result, launch_on(device(), stream, false));
+  detail::note_served(Backend::Cuda, detail::cuda::device_label(device()));
+}
+
+void BloomFilter::to_device(int device) {
+  if (storage_.device() == device) return;
+  if (device < 0) throw Error("to_device: device " + std::to_string(device) + " is not a CUDA device id");
+  storage_ = storage_.to_device(device);  // built fully before it replaces the bitset
+}
+
+void BloomFilter::to_host() {
+  if (on_device()) storage_ = storage_.to_host();
 }
 
 bool BloomFilter::contains(std::string_view key) const {
@@ -139,8 +220,30 @@ void BloomFilter::check_same_shape(const BloomFilter& other, const char* op) con
   }
 }
 
+// Either side on a device: the result stays where this filter lives; the
+// other filter's bits are brought over first (so a failure changes nothing).
+void BloomFilter::combine_resident(const BloomFilter& other, bool intersect) {
+  if (!on_device()) {
+    detail::Storage scratch;
+    const detail::Storage& theirs = other.storage_.host_view(scratch);
+    auto* a = storage_.as<std::uint64_t>();
+    const auto* b = theirs.as<std::uint64_t>();
+    for (std::size_t i = 0; i < storage_.size() / 8; ++i) a[i] = intersect ? a[i] & b[i] : a[i] | b[i];
+    return;
+  }
+  detail::Storage moved;
+  const detail::Storage* theirs = &other.storage_;
+  if (other.device() != device()) {
+    moved = other.storage_.to_device(device());
+    theirs = &moved;
+  }
+  detail::cuda::bloom_combine(storage_.as<std::uint32_t>(), theirs->as<std::uint32_t>(), storage_.size() / 4,
+                              intersect, launch_on(device(), Stream{}, true));
+}
+
 void BloomFilter::union_with(const BloomFilter& other) {
   check_same_shape(other, "union_with");
+  if (on_device() || other.on_device()) return combine_resident(other, false);
   auto* a = storage_.as<std::uint64_t>();
   const auto* b = other.storage_.as<std::uint64_t>();
   for (std::size_t i = 0; i < storage_.size() / 8; ++i) a[i] |= b[i];
@@ -148,21 +251,29 @@ void BloomFilter::union_with(const BloomFilter& other) {
 
 void BloomFilter::intersect_with(const BloomFilter& other) {
   check_same_shape(other, "intersect_with");
+  if (on_device() || other.on_device()) return combine_resident(other, true);
   auto* a = storage_.as<std::uint64_t>();
   const auto* b = other.storage_.as<std::uint64_t>();
   for (std::size_t i = 0; i < storage_.size() / 8; ++i) a[i] &= b[i];
 }
 
-void BloomFilter::clear() { std::fill_n(storage_.data(), storage_.size(), std::uint8_t{0}); }
+void BloomFilter::clear() {
+  if (on_device()) return storage_.zero();
+  std::fill_n(storage_.data(), storage_.size(), std::uint8_t{0});
+}
 
 bool operator==(const BloomFilter& a, const BloomFilter& b) {
-  return a.layout_ == b.layout_ && a.k_ == b.k_ && a.num_blocks_ == b.num_blocks_ && a.hash_ == b.hash_ &&
-         std::equal(a.data().begin(), a.data().end(), b.data().begin());
+  if (!(a.layout_ == b.layout_ && a.k_ == b.k_ && a.num_blocks_ == b.num_blocks_ && a.hash_ == b.hash_)) return false;
+  detail::Storage scratch_a, scratch_b;  // device-resident bits are compared on the host
+  const auto x = a.storage_.host_view(scratch_a).bytes();
+  const auto y = b.storage_.host_view(scratch_b).bytes();
+  return std::equal(x.begin(), x.end(), y.begin());
 }
 
 double BloomFilter::fill_ratio() const {
   std::uint64_t ones = 0;
-  const auto* w = storage_.as<std::uint64_t>();
+  detail::Storage scratch;
+  const auto* w = storage_.host_view(scratch).as<std::uint64_t>();
   for (std::size_t i = 0; i < storage_.size() / 8; ++i) ones += std::popcount(w[i]);
   return static_cast<double>(ones) / static_cast<double>(size_bits());
 }
@@ -184,7 +295,8 @@ std::vector<std::uint8_t> BloomFilter::serialize() const {
   w.zeros(7);
   w.le<std::uint64_t>(hash_.seed);
   w.le<std::uint64_t>(num_blocks_);
-  w.bytes(storage_.data(), storage_.size());
+  detail::Storage scratch;
+  w.bytes(storage_.host_view(scratch).data(), storage_.size());
   return w.finish_with_checksum();
 }
 

@@ -7,6 +7,7 @@
 
 #include "bulk.hpp"
 #include "bytes.hpp"
+#include "cuda_backend.hpp"
 #include "dispatch.hpp"
 #include "probkit/error.hpp"
 
@@ -43,6 +44,8 @@ HyperLogLog::HyperLogLog(const HyperLogLog& other) = default;
 HyperLogLog& HyperLogLog::operator=(const HyperLogLog& other) = default;
 
 void HyperLogLog::add(const Keys& keys, Backend backend) {
+  if (on_device()) return add(keys, Stream{}, backend);
+  detail::cuda::require_host_keys(keys.batch(), "add");
   const detail::CpuChoice c = detail::resolve_cpu(backend);
   const detail::KeyBatch& kb = keys.batch();
   const unsigned workers = detail::workers_for(kb.n);
@@ -60,8 +63,36 @@ void HyperLogLog::add(const Keys& keys, Backend backend) {
   detail::note_served(c.backend, c.target);
 }
 
+void HyperLogLog::add(const Keys& keys, Stream stream, Backend backend) {
+  if (!on_device()) return add(keys, backend);
+  detail::cuda::require_device_backend(backend);
+  detail::cuda::hll_add(storage_.data(), p_, keys.batch(), hash_, {device(), stream.get(), true});
+  detail::note_served(Backend::Cuda, detail::cuda::device_label(device()));
+}
+
+void HyperLogLog::add_async(const Keys& keys, Stream stream, Backend backend) {
+  if (!on_device()) return add(keys, backend);
+  detail::cuda::require_device_backend(backend);
+  detail::cuda::hll_add(storage_.data(), p_, keys.batch(), hash_, {device(), stream.get(), false});
+  detail::note_served(Backend::Cuda, detail::cuda::device_label(device()));
+}
+
+void HyperLogLog::to_device(int device) {
+  if (storage_.device() == device) return;
+  if (device < 0) throw Error("to_device: device " + std::to_string(device) + " is not a CUDA device id");
+  storage_ = storage_.to_device(device);  // built fully before it replaces the registers
+}
+
+void HyperLogLog::to_host() {
+  if (on_device()) storage_ = storage_.to_host();
+}
+
 std::vector<std::uint32_t> HyperLogLog::histogram() const {
   std::vector<std::uint32_t> c(66 - p_, 0);
+  if (on_device()) {
+    detail::cuda::hll_histogram(storage_.data(), p_, c.data(), {device(), nullptr, true});
+    return c;
+  }
   for (std::uint8_t r : registers()) ++c[r];
   return c;
 }
@@ -75,7 +106,8 @@ HyperLogLog HyperLogLog::fold(std::uint32_t p) const {
   HyperLogLog out(p, hash_);
   const std::uint32_t shift = p_ - p;
   const std::uint32_t low_mask = (1u << p) - 1;
-  const std::uint8_t* src = storage_.data();
+  detail::Storage scratch;  // a device sketch is folded on the host, the result moved back
+  const std::uint8_t* src = storage_.host_view(scratch).data();
   std::uint8_t* dst = out.storage_.data();
   for (std::uint32_t j = 0; j < num_registers(); ++j) {
     const std::uint8_t r = src[j];
@@ -87,6 +119,7 @@ HyperLogLog HyperLogLog::fold(std::uint32_t p) const {
     std::uint8_t& d = dst[j & low_mask];
     d = std::max(d, folded);
   }
+  if (on_device()) out.to_device(device());
   return out;
 }
 
@@ -97,6 +130,7 @@ void HyperLogLog::merge(const HyperLogLog& other) {
                 std::to_string(static_cast<int>(other.hash_.kind)) + " seed " + std::to_string(other.hash_.seed) +
                 ")");
   }
+  if (on_device() || other.on_device()) return merge_resident(other);
   if (other.p_ == p_) {
     max_into(storage_.data(), other.storage_.data(), num_registers());
   } else if (other.p_ > p_) {
@@ -109,11 +143,39 @@ void HyperLogLog::merge(const HyperLogLog& other) {
   }
 }
 
-void HyperLogLog::clear() { std::fill_n(storage_.data(), storage_.size(), std::uint8_t{0}); }
+// Either side on a device: the result stays where this sketch lives. Equal
+// precisions merge by a device max; otherwise on host copies, moved back.
+void HyperLogLog::merge_resident(const HyperLogLog& other) {
+  if (on_device() && other.p_ == p_) {
+    detail::Storage moved;
+    const detail::Storage* theirs = &other.storage_;
+    if (other.device() != device()) {
+      moved = other.storage_.to_device(device());
+      theirs = &moved;
+    }
+    detail::cuda::hll_max(storage_.data(), theirs->data(), num_registers(), {device(), nullptr, true});
+    return;
+  }
+  HyperLogLog mine(*this);
+  mine.to_host();
+  HyperLogLog theirs(other);
+  theirs.to_host();
+  mine.merge(theirs);
+  if (on_device()) mine.to_device(device());
+  *this = std::move(mine);
+}
+
+void HyperLogLog::clear() {
+  if (on_device()) return storage_.zero();
+  std::fill_n(storage_.data(), storage_.size(), std::uint8_t{0});
+}
 
 bool operator==(const HyperLogLog& a, const HyperLogLog& b) {
-  return a.p_ == b.p_ && a.hash_ == b.hash_ &&
-         std::equal(a.registers().begin(), a.registers().end(), b.registers().begin());
+  if (!(a.p_ == b.p_ && a.hash_ == b.hash_)) return false;
+  detail::Storage scratch_a, scratch_b;  // device-resident registers are compared on the host
+  const auto x = a.storage_.host_view(scratch_a).bytes();
+  const auto y = b.storage_.host_view(scratch_b).bytes();
+  return std::equal(x.begin(), x.end(), y.begin());
 }
 
 std::vector<std::uint8_t> HyperLogLog::serialize() const {
@@ -123,7 +185,8 @@ std::vector<std::uint8_t> HyperLogLog::serialize() const {
   w.le<std::uint8_t>(static_cast<std::uint8_t>(p_));
   w.le<std::uint8_t>(static_cast<std::uint8_t>(hash_.kind));
   w.le<std::uint64_t>(hash_.seed);
-  w.bytes(storage_.data(), storage_.size());
+  detail::Storage scratch;
+  w.bytes(storage_.host_view(scratch).data(), storage_.size());
   return w.finish_with_checksum();
 }
 

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "cuda_backend.hpp"
 #include "probkit/error.hpp"
 
 namespace probkit {
@@ -42,7 +43,12 @@ detail::KeyBatch strings(StringBatch<Offset> s, detail::KeyKind kind, KeyMemory 
   b.data = s.data.data();
   b.data_size = s.data.size();
   b.memory = static_cast<std::uint8_t>(where);
-  if (where == KeyMemory::Device) return b;
+  // Offsets in device memory (said, or detected) are validated on the device.
+  if (where == KeyMemory::Device ||
+      (where == KeyMemory::Detect && detail::cuda::is_device_pointer(s.offsets.data()))) {
+    b.memory = static_cast<std::uint8_t>(KeyMemory::Device);
+    return b;
+  }
   for (std::size_t i = 0; i < s.offsets.size(); ++i) {
     const Offset o = s.offsets[i];
     if (o < 0 || static_cast<std::uint64_t>(o) > s.data.size()) {

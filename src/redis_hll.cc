@@ -81,7 +81,8 @@ std::vector<std::uint8_t> HyperLogLog::to_redis() const {
   out[4] = 0;      // dense
   out[15] = 0x80;  // cached cardinality is stale: Redis recounts on PFCOUNT
   std::uint8_t* payload = out.data() + kRedisHeader;
-  const std::uint8_t* regs = storage_.data();
+  detail::Storage scratch;  // a device-resident sketch is exported from a host copy
+  const std::uint8_t* regs = storage_.host_view(scratch).data();
   for (std::size_t j = 0; j < kRedisRegisters; ++j) {
     const std::size_t bit = j * 6;
     const std::size_t byte = bit / 8;

@@ -7,6 +7,7 @@
 #include <new>
 #include <string>
 
+#include "cuda_backend.hpp"
 #include "probkit/error.hpp"
 
 namespace probkit::detail {
@@ -17,7 +18,13 @@ constexpr std::size_t kAlign = 64;
 constexpr std::size_t kHugePage = std::size_t{2} << 20;
 }  // namespace
 
-void Storage::Free::operator()(std::uint8_t* p) const { std::free(p); }
+void Storage::Free::operator()(std::uint8_t* p) const {
+  if (device >= 0) {
+    cuda::free(p, device);
+  } else {
+    std::free(p);
+  }
+}
 
 Storage::Storage(std::size_t bytes) {
   if (bytes == 0) return;
@@ -31,7 +38,12 @@ Storage::Storage(std::size_t bytes) {
   size_ = bytes;
 }
 
-Storage::Storage(const Storage& other) : Storage(other.size_) {
+Storage::Storage(const Storage& other) {
+  if (other.on_device()) {
+    *this = other.to_device(other.device_);
+    return;
+  }
+  *this = Storage(other.size_);
   if (size_ != 0) std::memcpy(ptr_.get(), other.ptr_.get(), size_);
 }
 
@@ -41,6 +53,45 @@ Storage& Storage::operator=(const Storage& other) {
     *this = std::move(copy);
   }
   return *this;
+}
+
+Storage Storage::to_host() const {
+  Storage out(size_);
+  if (size_ != 0) {
+    if (on_device()) {
+      cuda::copy(out.data(), data(), size_);
+    } else {
+      std::memcpy(out.data(), data(), size_);
+    }
+  }
+  return out;
+}
+
+Storage Storage::to_device(int device) const {
+  Storage out;
+  if (size_ != 0) {
+    auto* p = static_cast<std::uint8_t*>(cuda::alloc(size_, device));
+    out.ptr_ = std::unique_ptr<std::uint8_t, Free>(p, Free{size_, device});
+    cuda::copy(p, data(), size_);  // the new buffer frees itself if this throws
+  }
+  out.size_ = size_;
+  out.device_ = device;
+  return out;
+}
+
+const Storage& Storage::host_view(Storage& scratch) const {
+  if (!on_device()) return *this;
+  scratch = to_host();
+  return scratch;
+}
+
+void Storage::zero() {
+  if (size_ == 0) return;
+  if (on_device()) {
+    cuda::zero(data(), size_, device_);
+  } else {
+    std::memset(data(), 0, size_);
+  }
 }
 
 }  // namespace probkit::detail

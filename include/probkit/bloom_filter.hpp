@@ -12,6 +12,7 @@
 #include "probkit/keys.hpp"
 #include "probkit/layout/bloom.hpp"
 #include "probkit/layout/hash.hpp"
+#include "probkit/stream.hpp"
 
 namespace probkit {
 
@@ -50,6 +51,35 @@ class BloomFilter {
   bool contains(std::string_view key) const;
   bool contains(std::uint64_t key) const;
 
+  // Stream-taking forms for device-resident filters (a host filter runs them
+  // on the CPU and ignores the stream). Keys and `out` may be in host or
+  // device memory (Keys says which, or detects it). The plain form waits for
+  // the stream; the _async twin returns once the work is queued, or, for host
+  // keys or host `out`, once those host buffers have been consumed. Calls
+  // without a stream (estimate, serialize, ==, to_host, ...) use CUDA's
+  // default stream: wait for your stream before them.
+  void add(const Keys& keys, Stream stream, Backend backend = Backend::Auto);
+  void add_async(const Keys& keys, Stream stream, Backend backend = Backend::Auto);
+  void contains(const Keys& keys, std::span<std::uint8_t> out, Stream stream,
+                Backend backend = Backend::Auto) const;
+  void contains_async(const Keys& keys, std::span<std::uint8_t> out, Stream stream,
+                      Backend backend = Backend::Auto) const;
+  std::uint64_t count(const Keys& keys, Stream stream, Backend backend = Backend::Auto) const;
+  // *result (device memory or pinned host memory for a truly asynchronous
+  // call) receives the count when the stream reaches it.
+  void count_async(const Keys& keys, std::uint64_t* result, Stream stream,
+                   Backend backend = Backend::Auto) const;
+
+  // Residence. to_device() moves the bitset into the memory of CUDA device
+  // `device` (cudaMalloc); bulk calls then run there (Backend::Auto -> Cuda,
+  // Scalar and Simd are errors). to_host() moves it back. On failure (no
+  // such device, out of memory) they throw Error and leave the filter as it was.
+  void to_device(int device = 0);
+  void to_host();
+  bool on_device() const { return storage_.on_device(); }
+  // The CUDA device holding the bitset, or -1 for host memory.
+  int device() const { return storage_.device(); }
+
   // Bitwise OR / AND with a filter of the same shape and hash (else Error).
   void union_with(const BloomFilter& other);
   void intersect_with(const BloomFilter& other);
@@ -63,7 +93,8 @@ class BloomFilter {
   std::size_t size_bits() const { return 8 * storage_.size(); }
   HashSpec hash() const { return hash_; }
 
-  // The raw bitset: num_blocks blocks of little-endian uint32 words.
+  // The raw bitset: num_blocks blocks of little-endian uint32 words (device
+  // memory for a device-resident filter).
   std::span<const std::uint8_t> data() const { return storage_.bytes(); }
 
   // The blocked-filter model's false-positive rate after n distinct keys.
@@ -79,6 +110,9 @@ class BloomFilter {
 
  private:
   void check_same_shape(const BloomFilter& other, const char* op) const;
+  void combine_resident(const BloomFilter& other, bool intersect);
+  void contains_on_device(const Keys& keys, std::span<std::uint8_t> out, Stream stream, Backend backend,
+                          bool wait) const;
 
   BloomLayout layout_;
   std::uint32_t k_;

@@ -11,6 +11,7 @@
 #include "probkit/keys.hpp"
 #include "probkit/layout/hash.hpp"
 #include "probkit/layout/hll.hpp"
+#include "probkit/stream.hpp"
 
 namespace probkit {
 
@@ -29,6 +30,20 @@ class HyperLogLog {
   ~HyperLogLog() = default;
 
   void add(const Keys& keys, Backend backend = Backend::Auto);
+  // Stream-taking forms for device-resident sketches (a host sketch ignores
+  // the stream). The plain form waits; the _async twin returns once the work
+  // is queued (for host keys, once the keys have been consumed).
+  void add(const Keys& keys, Stream stream, Backend backend = Backend::Auto);
+  void add_async(const Keys& keys, Stream stream, Backend backend = Backend::Auto);
+
+  // Residence, as for BloomFilter: to_device() moves the registers into the
+  // memory of CUDA device `device`, to_host() moves them back; on failure
+  // they throw Error and leave the sketch as it was. A device sketch's
+  // histogram is computed on the device, its estimate on the host from it.
+  void to_device(int device = 0);
+  void to_host();
+  bool on_device() const { return storage_.on_device(); }
+  int device() const { return storage_.device(); }
 
   // Ertl's improved raw estimator over the register histogram; for Redis-mode
   // sketches llround(estimate()) equals Redis's PFCOUNT.
@@ -48,6 +63,7 @@ class HyperLogLog {
   std::uint32_t precision() const { return p_; }
   std::size_t num_registers() const { return std::size_t{1} << p_; }
   HashSpec hash() const { return hash_; }
+  // Device memory for a device-resident sketch.
   std::span<const std::uint8_t> registers() const { return storage_.bytes(); }
 
   // Native format "PKHL" (docs/FORMAT.md).
@@ -60,6 +76,8 @@ class HyperLogLog {
   static HyperLogLog from_redis(std::span<const std::uint8_t> bytes);
 
  private:
+  void merge_resident(const HyperLogLog& other);
+
   std::uint32_t p_;
   HashSpec hash_;
   detail::Storage storage_;

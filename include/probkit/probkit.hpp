@@ -7,3 +7,4 @@
 #include "probkit/hash.hpp"
 #include "probkit/hyperloglog.hpp"
 #include "probkit/keys.hpp"
+#include "probkit/stream.hpp"

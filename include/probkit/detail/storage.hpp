@@ -1,10 +1,13 @@
 // Owning, zero-initialised, 64-byte aligned byte buffer for filter bitsets and
-// sketch registers. Large buffers ask for transparent huge pages.
+// sketch registers. Large buffers ask for transparent huge pages. A buffer may
+// instead live in the memory of a CUDA device (plain cudaMalloc, never managed
+// memory); then data() is a device pointer that host code must not touch.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <utility>
 
 namespace probkit::detail {
 
@@ -15,8 +18,15 @@ class Storage {
   explicit Storage(std::size_t bytes);
   Storage(const Storage& other);
   Storage& operator=(const Storage& other);
-  Storage(Storage&&) noexcept = default;
-  Storage& operator=(Storage&&) noexcept = default;
+  Storage(Storage&& other) noexcept
+      : ptr_(std::move(other.ptr_)), size_(std::exchange(other.size_, 0)),
+        device_(std::exchange(other.device_, -1)) {}
+  Storage& operator=(Storage&& other) noexcept {
+    ptr_ = std::move(other.ptr_);
+    size_ = std::exchange(other.size_, 0);
+    device_ = std::exchange(other.device_, -1);
+    return *this;
+  }
 
   std::uint8_t* data() { return ptr_.get(); }
   const std::uint8_t* data() const { return ptr_.get(); }
@@ -28,13 +38,27 @@ class Storage {
   template <class T>
   const T* as() const { return reinterpret_cast<const T*>(ptr_.get()); }
 
+  // Residence: -1 for host memory, else the CUDA device holding the bytes.
+  int device() const { return device_; }
+  bool on_device() const { return device_ >= 0; }
+  // Copies of the bytes in host memory / in the memory of `device` (from
+  // either side). Throw probkit::Error with CUDA's error text on failure.
+  Storage to_host() const;
+  Storage to_device(int device) const;
+  // *this if it is in host memory, else a host copy placed in `scratch`.
+  const Storage& host_view(Storage& scratch) const;
+  // Sets every byte to zero, on whichever side the bytes live.
+  void zero();
+
  private:
   struct Free {
     std::size_t bytes;
+    int device = -1;
     void operator()(std::uint8_t* p) const;
   };
   std::unique_ptr<std::uint8_t, Free> ptr_{nullptr, Free{0}};
   std::size_t size_ = 0;
+  int device_ = -1;
 };
 
 }  // namespace probkit::detail

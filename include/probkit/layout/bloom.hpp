@@ -23,10 +23,24 @@ inline constexpr std::uint32_t kSbbfBytes = 32;
 inline constexpr std::uint32_t kSbbfK = 8;
 
 // C[0..7] are the Parquet salts; C[8..15] extend them for k up to 16.
-inline constexpr std::uint32_t kBloomSalt[16] = {
-    0x47b6137bU, 0x44974d91U, 0x8824ad5bU, 0xa2b7289dU, 0x705495c7U, 0x2df1424bU,
-    0x9efc4947U, 0x5c6bfb31U, 0x9e3779b9U, 0xe35e67b1U, 0x734297e9U, 0x35fbe861U,
-    0xdeb7c719U, 0x0448b211U, 0x3459b749U, 0xab25f4c1U};
+#define PROBKIT_BLOOM_SALTS                                                            \
+  0x47b6137bU, 0x44974d91U, 0x8824ad5bU, 0xa2b7289dU, 0x705495c7U, 0x2df1424bU,        \
+      0x9efc4947U, 0x5c6bfb31U, 0x9e3779b9U, 0xe35e67b1U, 0x734297e9U, 0x35fbe861U,    \
+      0xdeb7c719U, 0x0448b211U, 0x3459b749U, 0xab25f4c1U
+inline constexpr std::uint32_t kBloomSalt[16] = {PROBKIT_BLOOM_SALTS};
+#if defined(__CUDACC__)
+// nvcc keeps namespace-scope host constants out of device code; the device
+// reads the same list from constant memory (a broadcast: i is warp-uniform).
+static constexpr __constant__ std::uint32_t kBloomSaltDevice[16] = {PROBKIT_BLOOM_SALTS};
+#endif
+
+PROBKIT_HD_INLINE std::uint32_t bloom_salt(std::uint32_t i) {
+#if defined(__CUDA_ARCH__)
+  return kBloomSaltDevice[i];
+#else
+  return kBloomSalt[i];
+#endif
+}
 
 PROBKIT_HD_INLINE std::uint32_t block_words(BloomLayout l) {
   return l == BloomLayout::ParquetSbbf ? kSbbfWords : kCachelineWords;
@@ -41,26 +55,44 @@ PROBKIT_HD_INLINE std::uint64_t block_index(std::uint64_t h, std::uint64_t num_b
 
 // cacheline512 probe i: a 9-bit position in the 512-bit block.
 PROBKIT_HD_INLINE std::uint32_t cacheline_probe(std::uint32_t x, std::uint32_t i) {
-  return (x * kBloomSalt[i]) >> 23;
+  return (x * bloom_salt(i)) >> 23;
 }
 
 // The 16-word mask a key sets in its cacheline512 block.
 struct CachelineMask {
   std::uint32_t word[kCachelineWords];
 };
-PROBKIT_HD_INLINE CachelineMask cacheline_mask(std::uint64_t h, std::uint32_t k) {
-  CachelineMask m{};
+// ORs the bits a key sets in its cacheline512 block into words[0..15]: any
+// indexable storage (a register array, or shared memory on the GPU, where a
+// run-time index into registers would spill to local memory).
+template <class Words>
+PROBKIT_HD_INLINE void cacheline_mask_or(std::uint64_t h, std::uint32_t k, Words& words) {
   const auto x = static_cast<std::uint32_t>(h);
   for (std::uint32_t i = 0; i < k; ++i) {
     const std::uint32_t a = cacheline_probe(x, i);
-    m.word[a >> 5] |= 1u << (a & 31);
+    words[a >> 5] |= 1u << (a & 31);
   }
+}
+PROBKIT_HD_INLINE CachelineMask cacheline_mask(std::uint64_t h, std::uint32_t k) {
+  CachelineMask m{};
+  cacheline_mask_or(h, k, m.word);
   return m;
+}
+// Whether every probe bit of the key is set in `block` (16 words): the same
+// answer as (block & mask) == mask, probe by probe.
+template <class Words>
+PROBKIT_HD_INLINE bool cacheline_test(std::uint64_t h, std::uint32_t k, const Words& block) {
+  const auto x = static_cast<std::uint32_t>(h);
+  for (std::uint32_t i = 0; i < k; ++i) {
+    const std::uint32_t a = cacheline_probe(x, i);
+    if (((block[a >> 5] >> (a & 31)) & 1u) == 0) return false;
+  }
+  return true;
 }
 
 // parquet_sbbf: word i of the 8-word block gets exactly one bit.
 PROBKIT_HD_INLINE std::uint32_t sbbf_word_bit(std::uint64_t h, std::uint32_t i) {
-  return 1u << ((static_cast<std::uint32_t>(h) * kBloomSalt[i]) >> 27);
+  return 1u << ((static_cast<std::uint32_t>(h) * bloom_salt(i)) >> 27);
 }
 
 }  // namespace layout

@@ -1,0 +1,151 @@
+// Blocked Bloom filter kernels (DESIGN.md §3): faster schedules of the
+// layout functions in include/probkit/layout/bloom.hpp, one key per thread in
+// a grid-stride loop.
+#include <cstdint>
+
+#include "keys.cuh"
+#include "launch.hpp"
+#include "probkit/layout/bloom.hpp"
+
+namespace probkit::detail::cuda {
+namespace {
+
+constexpr unsigned kThreads = 256;
+// add has no dependent loads (its atomics are fire-and-forget): the key
+// loads are its latency, so each thread keeps several in flight.
+constexpr int kAddBatch = 4;
+constexpr unsigned kLinePad = layout::kCachelineWords + 1;  // odd row length spreads the banks
+
+// add: the key's mask is gathered per word (cacheline512: in a shared-memory
+// row, since probe words are run-time indices), then each non-zero word is
+// ORed into the block with one atomicOr (a fire-and-forget RED).
+template <KeyKind K, BloomLayout L>
+__global__ void __launch_bounds__(kThreads)
+    bloom_add_kernel(BloomRef f, DeviceKeys keys, HashSpec spec) {
+  __shared__ std::uint32_t scratch[L == BloomLayout::Cacheline512 ? kThreads * kLinePad : 1];
+  for_each_key_hash<K, kAddBatch>(keys, spec, [&](std::size_t, std::uint64_t h) {
+    const std::uint64_t b = layout::block_index(h, f.num_blocks);
+    if constexpr (L == BloomLayout::Cacheline512) {
+      std::uint32_t* mask = scratch + threadIdx.x * kLinePad;
+#pragma unroll
+      for (unsigned w = 0; w < layout::kCachelineWords; ++w) mask[w] = 0;
+      layout::cacheline_mask_or(h, f.k, mask);
+      std::uint32_t* block = f.words + b * layout::kCachelineWords;
+#pragma unroll
+      for (unsigned w = 0; w < layout::kCachelineWords; ++w) {
+        const std::uint32_t bits = mask[w];
+        if (bits != 0) atomicOr(block + w, bits);
+      }
+    } else {
+      std::uint32_t* block = f.words + b * layout::kSbbfWords;
+#pragma unroll
+      for (unsigned w = 0; w < layout::kSbbfWords; ++w) atomicOr(block + w, layout::sbbf_word_bit(h, w));
+    }
+  });
+}
+
+// contains: the block arrives in 16-byte vector loads (cacheline512: four,
+// the whole 64-byte line; parquet_sbbf: two, one 32-byte sector), then the
+// probes are tested (cacheline512 from a shared-memory copy of the line).
+template <KeyKind K, BloomLayout L>
+__global__ void __launch_bounds__(kThreads)
+    bloom_contains_kernel(BloomRef f, DeviceKeys keys, HashSpec spec, std::uint8_t* out,
+                          unsigned long long* count) {
+  __shared__ uint4 scratch[L == BloomLayout::Cacheline512 ? kThreads * 4 : 1];
+  unsigned long long hits = 0;
+  for (std::size_t i = global_thread(); i < keys.n; i += grid_threads()) {
+    const std::uint64_t h = key_hash<K>(keys, i, spec);
+    const std::uint64_t b = layout::block_index(h, f.num_blocks);
+    bool hit = true;
+    if constexpr (L == BloomLayout::Cacheline512) {
+      const auto* line = reinterpret_cast<const uint4*>(f.words + b * layout::kCachelineWords);
+      uint4* row = scratch + threadIdx.x * 4;
+      const uint4 v0 = __ldg(line), v1 = __ldg(line + 1), v2 = __ldg(line + 2), v3 = __ldg(line + 3);
+      row[0] = v0;
+      row[1] = v1;
+      row[2] = v2;
+      row[3] = v3;
+      hit = layout::cacheline_test(h, f.k, reinterpret_cast<const std::uint32_t*>(row));
+    } else {
+      const auto* sector = reinterpret_cast<const uint4*>(f.words + b * layout::kSbbfWords);
+      const uint4 v0 = __ldg(sector), v1 = __ldg(sector + 1);
+      const std::uint32_t w[layout::kSbbfWords] = {v0.x, v0.y, v0.z, v0.w, v1.x, v1.y, v1.z, v1.w};
+#pragma unroll
+      for (unsigned j = 0; j < layout::kSbbfWords; ++j) hit &= (w[j] & layout::sbbf_word_bit(h, j)) != 0;
+    }
+    if (out != nullptr) out[i] = hit ? 1 : 0;
+    hits += hit ? 1 : 0;
+  }
+  if (count != nullptr) {
+    // One atomic per warp: the per-thread sums are reduced by shuffles first.
+    for (int d = 16; d > 0; d /= 2) hits += __shfl_down_sync(0xffffffffu, hits, d);
+    if ((threadIdx.x & 31) == 0 && hits != 0) atomicAdd(count, hits);
+  }
+}
+
+__global__ void bloom_combine_kernel(uint4* dst, const uint4* src, std::size_t n, bool intersect) {
+  for (std::size_t i = global_thread(); i < n; i += grid_threads()) {
+    uint4 a = dst[i];
+    const uint4 b = src[i];
+    if (intersect) {
+      a.x &= b.x, a.y &= b.y, a.z &= b.z, a.w &= b.w;
+    } else {
+      a.x |= b.x, a.y |= b.y, a.z |= b.z, a.w |= b.w;
+    }
+    dst[i] = a;
+  }
+}
+
+template <class Fn>
+cudaError_t with_layout(BloomLayout l, Fn&& fn) {
+  if (l == BloomLayout::ParquetSbbf) return fn(std::integral_constant<BloomLayout, BloomLayout::ParquetSbbf>{});
+  return fn(std::integral_constant<BloomLayout, BloomLayout::Cacheline512>{});
+}
+
+}  // namespace
+
+unsigned grid_for(std::size_t n, unsigned threads, int sm_count) {
+  // 8 CTAs of 256 threads fill an SM's 2048 thread slots; twice that leaves
+  // slack for CTAs that finish early.
+  const std::size_t full = static_cast<std::size_t>(sm_count > 0 ? sm_count : 1) * 16;
+  const std::size_t need = (n + threads - 1) / threads;
+  return static_cast<unsigned>(need < full ? (need > 0 ? need : 1) : full);
+}
+
+cudaError_t launch_bloom_add(const BloomRef& f, const DeviceKeys& keys, HashSpec spec, int sm_count,
+                             cudaStream_t s) {
+  if (keys.n == 0) return cudaSuccess;
+  const unsigned grid = grid_for(keys.n, kThreads, sm_count);
+  return with_kind(keys.kind, [&](auto kind) {
+    return with_layout(f.layout, [&](auto layout) {
+      bloom_add_kernel<decltype(kind)::value, decltype(layout)::value><<<grid, kThreads, 0, s>>>(f, keys, spec);
+      return cudaGetLastError();
+    });
+  });
+}
+
+cudaError_t launch_bloom_contains(const BloomRef& f, const DeviceKeys& keys, HashSpec spec,
+                                  std::uint8_t* out, unsigned long long* count, int sm_count,
+                                  cudaStream_t s) {
+  if (keys.n == 0) return cudaSuccess;
+  const unsigned grid = grid_for(keys.n, kThreads, sm_count);
+  return with_kind(keys.kind, [&](auto kind) {
+    return with_layout(f.layout, [&](auto layout) {
+      bloom_contains_kernel<decltype(kind)::value, decltype(layout)::value>
+          <<<grid, kThreads, 0, s>>>(f, keys, spec, out, count);
+      return cudaGetLastError();
+    });
+  });
+}
+
+cudaError_t launch_bloom_combine(std::uint32_t* dst, const std::uint32_t* src, std::size_t words,
+                                 bool intersect, int sm_count, cudaStream_t s) {
+  // Blocks are 32 or 64 bytes and cudaMalloc aligns to 256: whole uint4s.
+  const std::size_t n = words / 4;
+  if (n == 0) return cudaSuccess;
+  bloom_combine_kernel<<<grid_for(n, kThreads, sm_count), kThreads, 0, s>>>(
+      reinterpret_cast<uint4*>(dst), reinterpret_cast<const uint4*>(src), n, intersect);
+  return cudaGetLastError();
+}
+
+}  // namespace probkit::detail::cuda

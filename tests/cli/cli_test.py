@@ -1,0 +1,454 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the `probkit` command line: the built binary on generated
+files. Key extraction is checked exactly against an independent model of Redis's
+HyperLogLog registers (support.redis_registers); estimates against the truth."""
+import math
+import os
+import random
+import signal
+import subprocess
+import time
+
+import support
+from support import CliTestCase, redis_registers, run
+
+SIGMA_P14 = 1.04 / math.sqrt(1 << 14)  # 0.0081: HLL standard error at p = 14
+
+
+def lines_bytes(keys, end=b"\n"):
+    return b"".join(k + end for k in keys)
+
+
+def distinct_of(args, stdin=None, env=None):
+    _, out, _ = run(["distinct", *args], stdin=stdin, env=env)
+    return int(out.decode())
+
+
+class DistinctTest(CliTestCase):
+    def test_small_inputs_are_exact(self):
+        for n in (1, 2, 3, 10, 50, 100):
+            keys = [b"key-%d" % i for i in range(n)]
+            data = lines_bytes(keys * 3)  # each key three times
+            self.assertEqual(distinct_of([self.write("in.txt", data)]), n, n)
+            self.assertEqual(distinct_of([], stdin=data), n, n)
+
+    def test_large_input_within_three_standard_errors(self):
+        n = 1_000_000
+        data = b"".join(b"user-%07d-%d\n" % (i, i * 7919 % 1000) for i in range(n))
+        f = self.write("big.txt", data)
+        for args in ([f], ["--threads", "1", f], ["--hash", "redis", f]):
+            est = distinct_of(args)
+            self.assertLessEqual(abs(est / n - 1), 3 * SIGMA_P14, (args, est))
+        # Other precisions: error scales as 1.04 / sqrt(2^p).
+        for p in (10, 16):
+            est = distinct_of(["--precision", p, f])
+            self.assertLessEqual(abs(est / n - 1), 3 * 1.04 / math.sqrt(1 << p), (p, est))
+
+    def test_empty_input(self):
+        self.assertEqual(distinct_of([self.write("empty.txt", b"")]), 0)
+        self.assertEqual(distinct_of([], stdin=b""), 0)
+        # One empty line is one key: the empty string.
+        self.assertEqual(distinct_of([], stdin=b"\n"), 1)
+        self.assertEqual(self.registers_of([], stdin=b"\n\n\r\n"), redis_registers([b""]))
+
+    def test_keys_are_lines_without_terminator(self):
+        want = redis_registers([b"alpha", b"beta", b"gamma"])
+        for data in (b"alpha\nbeta\ngamma\n", b"alpha\nbeta\ngamma", b"alpha\r\nbeta\r\ngamma\r\n",
+                     b"alpha\r\nbeta\r\ngamma", b"alpha\nbeta\r\ngamma\n"):
+            self.assertEqual(self.registers_of([], stdin=data), want, data)
+            self.assertEqual(self.registers_of([], [self.write("in.txt", data)]), want, data)
+        # A '\r' not followed by '\n' belongs to the key.
+        self.assertEqual(self.registers_of([], stdin=b"a\rb\nc\r"), redis_registers([b"a\rb", b"c\r"]))
+
+    def test_many_short_lines(self):
+        # Up to 64 line ends in one SIMD vector: empty and one-byte keys.
+        rng = random.Random(3)
+        keys = [b"" if rng.random() < 0.5 else bytes([rng.randrange(97, 123)]) for _ in range(50_000)]
+        keys += [b"%d" % i for i in range(300)]
+        data = lines_bytes(keys)
+        want = redis_registers(keys)
+        self.assertEqual(self.registers_of([], stdin=data), want)
+        self.assertEqual(self.registers_of([], [self.write("short.txt", data)]), want)
+        self.assertEqual(distinct_of([], stdin=b"\n" * 5000 + b"x\n" * 70 + b"\r\n" * 100), 2)
+
+    def test_binary_bytes_in_lines(self):
+        rng = random.Random(5)
+        alphabet = [b for b in range(256) if b != 10]
+        keys = [bytes(rng.choice(alphabet) for _ in range(rng.randrange(0, 40))) for _ in range(3000)]
+        keys += [b"\x00", b"\x00\x00", b"\xff\xfe", b"\r\r"]
+        data = lines_bytes(keys)
+        want = redis_registers(k[:-1] if k.endswith(b"\r") else k for k in keys)
+        self.assertEqual(self.registers_of([], stdin=data), want)
+        self.assertEqual(self.registers_of([], [self.write("bin.txt", data)]), want)
+
+    def test_inputs_larger_than_one_read_buffer(self):
+        rng = random.Random(7)
+        keys = [b"%x" % rng.getrandbits(rng.choice((8, 40, 90))) for _ in range(400_000)]
+        data = lines_bytes(keys, b"\r\n")[:-2]  # CRLF and no final newline
+        self.assertGreater(len(data), 4 << 20)  # more than one default chunk (4 MiB)
+        want = redis_registers(keys)
+        f = self.write("large.txt", data)
+        self.assertEqual(self.registers_of([], [f]), want)
+        self.assertEqual(self.registers_of([], stdin=data), want)
+        # Tiny buffers put chunk ends everywhere: inside "\r\n", inside keys,
+        # and lines longer than the buffer.
+        small = data[:300_000]
+        want_small = self.registers_of([], stdin=small)
+        for size in (1, 2, 3, 7, 64, 4099):
+            env = {"PROBKIT_READ_BUFFER": str(size)}
+            self.assertEqual(self.registers_of([], stdin=small, env=env), want_small, size)
+            self.assertEqual(self.registers_of([], [self.write("s.txt", small)], env=env), want_small, size)
+
+    def test_long_lines(self):
+        rng = random.Random(9)
+        keys = [bytes(rng.randrange(97, 123) for _ in range(rng.randrange(20_000, 70_000))) for _ in range(20)]
+        data = lines_bytes(keys)
+        want = redis_registers(keys)
+        self.assertEqual(self.registers_of([], stdin=data), want)
+        self.assertEqual(self.registers_of([], stdin=data, env={"PROBKIT_READ_BUFFER": "1000"}), want)
+
+    def test_several_files_and_stdin_dash(self):
+        a = self.write("a.txt", b"1\n2\n3")  # no final newline: "3" must not join "4"
+        b = self.write("b.txt", b"4\n5\n")
+        self.assertEqual(self.registers_of([], [a, "-", b], stdin=b"6\n"),
+                         redis_registers([b"1", b"2", b"3", b"4", b"5", b"6"]))
+        self.assertEqual(distinct_of([a, b, a]), 5)
+
+    def test_field_and_delimiter(self):
+        data = b"u1,click,x\nu2,view\nu1,view,y\nu3\n,empty\n"
+        self.assertEqual(self.registers_of(["--field", "1", "--delimiter", ","], stdin=data),
+                         redis_registers([b"u1", b"u2", b"u1", b"u3", b""]))
+        # A line with fewer fields has the empty key, as awk's $N.
+        self.assertEqual(self.registers_of(["--field", "3", "--delimiter", ","], stdin=data),
+                         redis_registers([b"x", b"", b"y", b"", b""]))
+        tabbed = b"a\tb\r\nc\td\n"
+        self.assertEqual(self.registers_of(["--field", "2"], stdin=tabbed), redis_registers([b"b", b"d"]))
+        self.assertEqual(self.registers_of(["--field", "2", "--delimiter", "tab"], stdin=tabbed),
+                         redis_registers([b"b", b"d"]))
+        self.assertEqual(distinct_of(["--field", "2", "--delimiter", ","], stdin=data), 4)  # click view "" empty
+
+    def test_threads_and_backends_agree(self):
+        rng = random.Random(11)
+        data = lines_bytes(b"%d" % rng.getrandbits(30) for _ in range(200_000))
+        f = self.write("in.txt", data)
+        env = {"PROBKIT_READ_BUFFER": "65536"}  # many chunks, so several workers run
+        want = self.registers_of([], [f], env=env)
+        for args in (["--threads", "1"], ["--threads", "2"], ["--threads", "3"], ["--threads", "0"],
+                     ["--backend", "scalar"], ["--backend", "auto"]):
+            self.assertEqual(self.registers_of(args, [f], env=env), want, args)
+        self.assertEqual(self.registers_of([], stdin=data, env=env), want)
+
+    def test_help(self):
+        for cmd in (["distinct"], ["hll", "add"], ["hll", "count"], ["hll", "merge"], ["hll", "export"],
+                    ["hll", "import"], ["bloom", "build"], ["bloom", "query"], ["bloom", "info"], ["bench"]):
+            code, out, err = run([*cmd, "--help"])
+            self.assertEqual(code, 0)
+            self.assertIn(b"usage: probkit " + cmd[0].encode(), out)
+            for common in (b"--backend", b"--threads", b"--help"):
+                self.assertIn(common, out, cmd)
+            self.assertEqual(err, "")
+        for top in (["--help"], ["hll", "--help"], ["bloom", "--help"]):
+            self.assertIn(b"usage", run(top)[1])
+
+
+class HllTest(CliTestCase):
+    def test_add_creates_then_updates(self):
+        s = self.path("s.pkhl")
+        run(["hll", "add", "--hash", "redis", s], stdin=b"a\nb\n")
+        run(["hll", "add", s, self.write("more.txt", b"c\nb\n")])  # keeps the sketch's hash
+        _, exported, _ = run(["hll", "export", "--redis", s])
+        self.assertEqual(support.decode_dense(exported), redis_registers([b"a", b"b", b"c"]))
+        self.assertEqual(run(["hll", "count", s])[1], b"3\n")
+
+    def test_count_of_several_is_the_union(self):
+        a, b = self.path("a.pkhl"), self.path("b.pkhl")
+        run(["hll", "add", a], stdin=lines_bytes(b"%d" % i for i in range(0, 60_000)))
+        run(["hll", "add", b], stdin=lines_bytes(b"%d" % i for i in range(40_000, 100_000)))
+        union = int(run(["hll", "count", a, b])[1])
+        self.assertLessEqual(abs(union / 100_000 - 1), 3 * SIGMA_P14)
+        both = self.path("both.pkhl")
+        run(["hll", "add", both], stdin=lines_bytes(b"%d" % i for i in range(0, 100_000)))
+        self.assertEqual(union, int(run(["hll", "count", both])[1]))  # max of registers is exact
+        merged = self.path("m.pkhl")
+        run(["hll", "merge", merged, a, b])
+        self.assertEqual(self.read("m.pkhl"), self.read("both.pkhl"))
+
+    def test_merge_folds_different_precisions(self):
+        a, b = self.path("a.pkhl"), self.path("b.pkhl")
+        data = lines_bytes(b"k%d" % i for i in range(50_000))
+        run(["hll", "add", "--precision", "12", a], stdin=data)
+        run(["hll", "add", "--precision", "16", b], stdin=data)
+        n = int(run(["hll", "count", a, b])[1])
+        self.assertLessEqual(abs(n / 50_000 - 1), 3 * 1.04 / 64)
+        self.assertEqual(n, int(run(["hll", "count", a])[1]))  # b folded to p = 12 equals a
+
+    def test_export_import_round_trip(self):
+        s, back = self.path("s.pkhl"), self.path("back.pkhl")
+        run(["hll", "add", "--hash", "redis", s], stdin=lines_bytes(b"%d" % i for i in range(5000)))
+        _, exported, _ = run(["hll", "export", "--redis", s])
+        self.assertEqual(len(exported), support.REDIS_DENSE_BYTES)
+        run(["hll", "import", "--redis", self.write("e.bin", exported), back])
+        self.assertEqual(self.read("back.pkhl"), self.read("s.pkhl"))
+        # As redis-cli GET prints it: with a newline after the string.
+        run(["hll", "import", "--redis", "-", back], stdin=exported + b"\n")
+        self.assertEqual(self.read("back.pkhl"), self.read("s.pkhl"))
+
+    def test_option_mismatch_with_existing_sketch(self):
+        s = self.path("s.pkhl")
+        run(["hll", "add", "--precision", "12", s], stdin=b"a\n")
+        before = self.read("s.pkhl")
+        self.assert_fails(["hll", "add", "--precision", "14", s, self.write("x.txt", b"b\n")], mentions="precision")
+        self.assert_fails(["hll", "add", "--hash", "redis", s, self.path("x.txt")], mentions="hash")
+        self.assertEqual(self.read("s.pkhl"), before)
+
+    def test_export_needs_redis_mode(self):
+        s = self.path("s.pkhl")
+        run(["hll", "add", s], stdin=b"a\n")
+        self.assert_fails(["hll", "export", "--redis", s], mentions="--hash redis")
+        self.assert_fails(["hll", "export", s], mentions="--redis")
+
+    def test_merge_of_different_hashes_fails(self):
+        a, b = self.path("a.pkhl"), self.path("b.pkhl")
+        run(["hll", "add", a], stdin=b"a\n")
+        run(["hll", "add", "--hash", "redis", b], stdin=b"a\n")
+        self.assert_fails(["hll", "count", a, b], mentions="different hashes")
+        self.assert_fails(["hll", "merge", self.path("m.pkhl"), a, b], mentions="different hashes")
+        self.assert_no_stray_files(["a.pkhl", "b.pkhl"])
+
+
+class BloomTest(CliTestCase):
+    def build(self, keys_data, capacity, fpr="0.01", extra=()):
+        f = self.path("f.pkbf")
+        run(["bloom", "build", "--capacity", capacity, "--fpr", fpr, *extra, "-o", f], stdin=keys_data)
+        return f
+
+    def test_no_false_negatives_and_expected_fpr(self):
+        n = 200_000
+        present = [b"https://example.com/page/%d" % i for i in range(n)]
+        for layout in ("cacheline512", "parquet_sbbf"):
+            f = self.build(lines_bytes(present), n, extra=["--layout", layout])
+            # Every inserted line is possibly present, in input order, duplicates kept.
+            query = present[::-1] + present[:100]
+            _, out, _ = run(["bloom", "query", "--present", f], stdin=lines_bytes(query))
+            self.assertEqual(out, lines_bytes(query), layout)
+            self.assertEqual(run(["bloom", "query", "--absent", f], stdin=lines_bytes(present))[1], b"")
+            # Absent keys: the measured FPR is close to the filter's model.
+            absent = [b"https://example.org/other/%d" % i for i in range(n)]
+            _, hits, _ = run(["bloom", "query", "--present", f], stdin=lines_bytes(absent))
+            _, misses, _ = run(["bloom", "query", "--absent", f], stdin=lines_bytes(absent))
+            fp = hits.count(b"\n")
+            self.assertEqual(fp + misses.count(b"\n"), n)
+            info = dict(line.split(": ", 1) for line in run(["bloom", "info", f])[1].decode().splitlines())
+            self.assertEqual(info["layout"], layout)
+            expected = float(info["expected_fpr"])
+            self.assertLess(expected, 0.0105)
+            self.assertLessEqual(abs(fp / n - expected), 4 * math.sqrt(expected / n) + 0.1 * expected,
+                                 (layout, fp / n, expected))
+            self.assertLessEqual(abs(float(info["estimated_count"]) / n - 1), 0.05)
+            self.assertGreater(float(info["fill_ratio"]), 0.0)
+            self.assertEqual(int(info["bytes"]) * 8, int(info["bits"]))
+
+    def test_query_order_crlf_and_final_line(self):
+        f = self.build(b"keep\r\nalso\n", 100)
+        _, out, _ = run(["bloom", "query", "--absent", f], stdin=b"new1\r\nkeep\nalso\r\nnew2\nkeep\nnew3")
+        self.assertEqual(out, b"new1\nnew2\nnew3\n")
+
+    def test_query_with_field_writes_whole_lines(self):
+        f = self.build(b"u1\nu3\n", 100)
+        data = b"u1,a\nu2,b\nu3,c\nu4,d\n"
+        _, out, _ = run(["bloom", "query", "--absent", "--field", "1", "--delimiter", ",", f], stdin=data)
+        self.assertEqual(out, b"u2,b\nu4,d\n")
+        _, out, _ = run(["bloom", "query", "--present", "--field", "1", "--delimiter", ",", f, "-"], stdin=data)
+        self.assertEqual(out, b"u1,a\nu3,c\n")
+
+    def test_build_from_files_larger_than_buffer(self):
+        keys = [b"%d" % (i * 2654435761 % 10**12) for i in range(300_000)]
+        src = self.write("keys.txt", lines_bytes(keys))
+        f = self.path("f.pkbf")
+        run(["bloom", "build", "--capacity", "300000", "--fpr", "0.001", "-o", f, src],
+            env={"PROBKIT_READ_BUFFER": "100000"})
+        _, out, _ = run(["bloom", "query", "--absent", f, src])
+        self.assertEqual(out, b"")
+        # The same filter, byte for byte, whatever the buffer and thread count.
+        g = self.path("g.pkbf")
+        run(["bloom", "build", "--capacity", "300000", "--fpr", "0.001", "--threads", "1", "-o", g], stdin=lines_bytes(keys))
+        self.assertEqual(self.read("f.pkbf"), self.read("g.pkbf"))
+
+    def test_over_capacity_warns(self):
+        code, _, err = run(["bloom", "build", "--capacity", "100", "--fpr", "0.01", "-o", self.path("f.pkbf")],
+                           stdin=lines_bytes(b"%d" % i for i in range(5000)))
+        self.assertEqual(code, 0)
+        self.assertIn("warning", err)
+
+    def test_empty_filter(self):
+        f = self.build(b"", 1000)
+        info = run(["bloom", "info", f])[1].decode()
+        self.assertIn("estimated_count: 0\n", info)
+        self.assertEqual(run(["bloom", "query", "--absent", f], stdin=b"a\n\nb")[1], b"a\n\nb\n")
+
+
+class BadInputTest(CliTestCase):
+    def make_sketch(self):
+        s = self.path("s.pkhl")
+        run(["hll", "add", s], stdin=b"a\nb\n")
+        return s
+
+    def make_filter(self):
+        f = self.path("f.pkbf")
+        run(["bloom", "build", "--capacity", "1000", "--fpr", "0.01", "-o", f], stdin=b"a\nb\n")
+        return f
+
+    def test_missing_files(self):
+        missing = self.path("nope.txt")
+        self.assert_fails(["distinct", missing], mentions="nope.txt")
+        self.assert_fails(["hll", "add", self.path("s.pkhl"), missing], mentions="nope.txt")
+        self.assert_fails(["hll", "count", missing], mentions="nope.txt")
+        self.assert_fails(["bloom", "build", "--capacity", "10", "--fpr", "0.1", "-o", self.path("f.pkbf"), missing],
+                          mentions="nope.txt")
+        self.assert_fails(["bloom", "query", "--absent", missing], mentions="nope.txt")
+        self.assert_fails(["bloom", "info", missing], mentions="nope.txt")
+        self.assert_fails(["hll", "import", "--redis", missing, self.path("s.pkhl")], mentions="nope.txt")
+        self.assert_fails(["distinct", self.dir], mentions="folder")
+        self.assert_no_stray_files([])
+
+    def test_missing_input_after_good_ones_writes_nothing(self):
+        good = self.write("good.txt", b"x\n")
+        self.assert_fails(["bloom", "build", "--capacity", "10", "--fpr", "0.1", "-o", self.path("f.pkbf"), good,
+                           self.path("gone.txt")])
+        self.assert_fails(["hll", "add", self.path("s.pkhl"), good, self.path("gone.txt")])
+        self.assert_no_stray_files(["good.txt"])
+
+    def test_bad_numbers(self):
+        out = self.path("f.pkbf")
+        for args, what in ((["distinct", "--precision", "abc"], "--precision"),
+                           (["distinct", "--precision", "19"], "--precision"),
+                           (["distinct", "--precision", "3"], "--precision"),
+                           (["distinct", "--threads", "two"], "--threads"),
+                           (["distinct", "--threads", "-1"], "--threads"),
+                           (["distinct", "--field", "0"], "--field"),
+                           (["distinct", "--field", "1x"], "--field"),
+                           (["bloom", "build", "--capacity", "-5", "--fpr", "0.01", "-o", out], "--capacity"),
+                           (["bloom", "build", "--capacity", "1.5", "--fpr", "0.01", "-o", out], "--capacity"),
+                           (["bloom", "build", "--capacity", "", "--fpr", "0.01", "-o", out], "--capacity"),
+                           (["bloom", "build", "--capacity", "10", "--fpr", "1", "-o", out], "--fpr"),
+                           (["bloom", "build", "--capacity", "10", "--fpr", "0", "-o", out], "--fpr"),
+                           (["bloom", "build", "--capacity", "10", "--fpr", "nan", "-o", out], "--fpr"),
+                           (["bloom", "build", "--capacity", "10", "--fpr", "0.1x", "-o", out], "--fpr"),
+                           (["bench", "--keys", "0"], "--keys")):
+            self.assert_fails(args, stdin=b"a\n", mentions=what)
+        self.assert_no_stray_files([])
+
+    def test_bad_options_and_operands(self):
+        self.assert_fails([], mentions="command")
+        self.assert_fails(["frobnicate"], mentions="frobnicate")
+        self.assert_fails(["distinct", "--bogus"], mentions="--bogus")
+        self.assert_fails(["distinct", "--precision"], mentions="--precision")
+        self.assert_fails(["distinct", "--hash", "md5"], mentions="md5")
+        self.assert_fails(["distinct", "--backend", "quantum"], mentions="quantum")
+        self.assert_fails(["distinct", "--delimiter", ","], mentions="--field")
+        self.assert_fails(["distinct", "--field", "1", "--delimiter", ",,"], mentions="--delimiter")
+        self.assert_fails(["hll"], mentions="subcommand")
+        self.assert_fails(["hll", "fold"], mentions="fold")
+        self.assert_fails(["hll", "add"], mentions="SKETCH")
+        self.assert_fails(["hll", "merge", self.path("out.pkhl")], mentions="SKETCH")
+        self.assert_fails(["bloom", "query", self.path("f.pkbf")], mentions="--absent")
+        self.assert_fails(["bloom", "query", "--absent", "--present", self.path("f.pkbf")], mentions="--absent")
+        self.assert_fails(["bloom", "build", "--fpr", "0.1", "-o", self.path("f.pkbf")], mentions="--capacity")
+        self.assert_fails(["bloom", "build", "--capacity", "10", "--fpr", "0.1"], mentions="-o")
+        self.assert_fails(["bloom", "build", "--capacity", "10", "--fpr", "0.1", "--layout", "x", "-o",
+                           self.path("f.pkbf")], mentions="--layout")
+        self.assert_no_stray_files([])
+
+    def test_corrupt_and_truncated_files(self):
+        s, f = self.make_sketch(), self.make_filter()
+        sketch, filt = self.read("s.pkhl"), self.read("f.pkbf")
+        cases = {
+            "flipped.pkhl": sketch[:100] + bytes([sketch[100] ^ 1]) + sketch[101:],
+            "truncated.pkhl": sketch[:-1],
+            "short.pkhl": sketch[:10],
+            "empty.pkhl": b"",
+            "garbage.pkhl": b"not a sketch at all\n" * 10,
+        }
+        for name, data in cases.items():
+            self.write(name, data)
+            self.assert_fails(["hll", "count", self.path(name)], mentions=name)
+            self.assert_fails(["hll", "export", "--redis", self.path(name)], mentions=name)
+            # Adding to a corrupt sketch fails and leaves it as it was.
+            self.assert_fails(["hll", "add", self.path(name)], stdin=b"x\n", mentions=name)
+            self.assertEqual(self.read(name), data)
+        fcases = {
+            "flipped.pkbf": filt[:200] + bytes([filt[200] ^ 0x40]) + filt[201:],
+            "truncated.pkbf": filt[: len(filt) // 2],
+            "grown.pkbf": filt + b"\0",
+        }
+        for name, data in fcases.items():
+            self.write(name, data)
+            self.assert_fails(["bloom", "query", "--absent", self.path(name)], stdin=b"a\n", mentions=name)
+            self.assert_fails(["bloom", "info", self.path(name)], mentions=name)
+        # Sparse runs covering 2 x 16384 registers: Redis rejects it, so must we.
+        self.write("bad-redis.bin", b"HYLL\x01\0\0\0" + b"\0" * 8 + b"\x7f\xff\x7f\xff")
+        self.assert_fails(["hll", "import", "--redis", self.path("bad-redis.bin"), self.path("out.pkhl")],
+                          mentions="Redis")
+        self.assertFalse(os.path.exists(self.path("out.pkhl")))
+        self.assertEqual(sorted(os.listdir(self.dir)),
+                         sorted(["s.pkhl", "f.pkbf", "bad-redis.bin", *cases, *fcases]))
+
+    def test_wrong_kind(self):
+        s, f = self.make_sketch(), self.make_filter()
+        self.assert_fails(["bloom", "query", "--absent", s], stdin=b"a\n", mentions="HyperLogLog sketch, not a")
+        self.assert_fails(["bloom", "info", s], mentions="not a probkit Bloom filter")
+        self.assert_fails(["hll", "count", f], mentions="Bloom filter, not a")
+        self.assert_fails(["hll", "add", f], stdin=b"a\n", mentions="Bloom filter")
+        redis = self.path("r.bin")
+        run(["hll", "add", "--hash", "redis", self.path("r.pkhl")], stdin=b"a\n")
+        with open(redis, "wb") as out:
+            out.write(run(["hll", "export", "--redis", self.path("r.pkhl")])[1])
+        self.assert_fails(["hll", "count", redis], mentions="hll import")
+        self.assert_fails(["hll", "import", "--redis", s, self.path("x.pkhl")], mentions="Redis")
+        self.assertFalse(os.path.exists(self.path("x.pkhl")))
+
+    def test_unwritable_output(self):
+        self.assert_fails(["bloom", "build", "--capacity", "10", "--fpr", "0.1", "-o",
+                           self.path("no/such/dir/f.pkbf")], stdin=b"a\n", mentions="no/such/dir")
+        self.assert_fails(["hll", "merge", self.path("missing-dir/m.pkhl"), self.make_sketch()],
+                          mentions="missing-dir")
+
+    def test_backend_cuda_on_host_fails_cleanly(self):
+        self.assert_fails(["distinct", "--backend", "cuda"], stdin=b"a\n", mentions="cuda")
+
+    def test_interrupted_build_leaves_no_file(self):
+        # The output's temporary file exists while the input is read; a signal
+        # then must remove it (and leave an existing output untouched).
+        run(["hll", "add", self.path("s.pkhl")], stdin=b"a\n")
+        sketch = self.read("s.pkhl")
+        for sig, args in ((signal.SIGTERM, ["bloom", "build", "--capacity", "1000", "--fpr", "0.01", "-o",
+                                            self.path("f.pkbf")]),
+                          (signal.SIGINT, ["hll", "add", self.path("s.pkhl")])):
+            p = subprocess.Popen([support.PROBKIT, *args], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL)
+            p.stdin.write(b"a\nb\n")
+            p.stdin.flush()
+            deadline = time.time() + 10
+            while time.time() < deadline and not any(".probkit-" in f for f in os.listdir(self.dir)):
+                time.sleep(0.02)
+            self.assertTrue(any(".probkit-" in f for f in os.listdir(self.dir)), "no temporary file while reading")
+            p.send_signal(sig)
+            p.wait(timeout=10)
+            p.stdin.close()
+            self.assertEqual(p.returncode, -sig)
+            self.assert_no_stray_files(["s.pkhl"])
+            self.assertEqual(self.read("s.pkhl"), sketch)
+
+
+class BenchTest(CliTestCase):
+    def test_bench_small_runs_every_backend_and_agrees(self):
+        code, out, err = run(["bench", "--keys", "200000", "--string-keys", "20000", "--absent-keys", "20000",
+                              "--reps", "1"])
+        text = out.decode()
+        self.assertEqual(code, 0, err)
+        self.assertIn("scalar", text)
+        self.assertTrue(text.rstrip().endswith("all backends bit-identical to scalar: yes"), text)
+
+
+if __name__ == "__main__":
+    support.main()

@@ -1,0 +1,611 @@
+// The CUDA backend against the scalar reference: filter bytes, query answers,
+// HLL registers and estimates must be identical for every key kind, key
+// memory (host or device), stream and batch size. Without a usable GPU the
+// device tests skip and say why; the layout schedules the kernels use are
+// still checked here on the CPU.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <random>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dispatch.hpp"
+#include "probkit/probkit.hpp"
+
+#if defined(PROBKIT_WITH_CUDA)
+#include <cuda_runtime_api.h>
+#endif
+
+namespace {
+
+using probkit::Backend;
+using probkit::BloomFilter;
+using probkit::BloomLayout;
+using probkit::HyperLogLog;
+using probkit::KeyMemory;
+using probkit::Keys;
+
+// ---------------------------------------------------------------------------
+// CPU: the per-element schedules the kernels use equal the reference layout.
+
+TEST(CudaLayout, SaltTableIsTheReference) {
+  for (std::uint32_t i = 0; i < 16; ++i) EXPECT_EQ(probkit::layout::bloom_salt(i), probkit::layout::kBloomSalt[i]);
+  static_assert(probkit::layout::bloom_salt(0) == 0x47b6137bU);
+  static_assert(probkit::layout::bloom_salt(15) == 0xab25f4c1U);
+}
+
+TEST(CudaLayout, MaskIntoAnyStorageEqualsCachelineMask) {
+  std::mt19937_64 rng(7);
+  for (int t = 0; t < 20000; ++t) {
+    const std::uint64_t h = rng();
+    const std::uint32_t k = 1 + static_cast<std::uint32_t>(t % 16);
+    const probkit::layout::CachelineMask m = probkit::layout::cacheline_mask(h, k);
+    std::uint32_t words[17] = {};  // a shared-memory row on the GPU, padded to 17
+    std::uint32_t* row = words;
+    probkit::layout::cacheline_mask_or(h, k, row);
+    for (std::uint32_t w = 0; w < 16; ++w) ASSERT_EQ(words[w], m.word[w]) << "h=" << h << " k=" << k;
+  }
+}
+
+TEST(CudaLayout, ProbeTestEqualsMaskTest) {
+  std::mt19937_64 rng(11);
+  for (int t = 0; t < 20000; ++t) {
+    const std::uint64_t h = rng();
+    const std::uint32_t k = 1 + static_cast<std::uint32_t>(t % 16);
+    std::uint32_t block[16];
+    // Sparse and dense blocks, and blocks that hold exactly the key's mask.
+    const probkit::layout::CachelineMask m = probkit::layout::cacheline_mask(h, k);
+    for (std::uint32_t w = 0; w < 16; ++w) {
+      const std::uint32_t noise = static_cast<std::uint32_t>(rng()) & static_cast<std::uint32_t>(rng());
+      block[w] = (t % 3 == 0) ? m.word[w] : (t % 3 == 1) ? noise : (noise | static_cast<std::uint32_t>(rng()));
+    }
+    bool by_mask = true;
+    for (std::uint32_t w = 0; w < 16; ++w) by_mask &= (block[w] & m.word[w]) == m.word[w];
+    const std::uint32_t* p = block;
+    ASSERT_EQ(probkit::layout::cacheline_test(h, k, p), by_mask) << "h=" << h << " k=" << k;
+  }
+}
+
+// Host objects ignore the stream and run on the CPU, exactly as before.
+TEST(CudaHost, StreamFormsOnHostObjectsMatchPlainForms) {
+  std::vector<std::uint64_t> keys(5000);
+  for (std::size_t i = 0; i < keys.size(); ++i) keys[i] = i * 0x9E3779B97F4A7C15ULL;
+  BloomFilter a(257, 7), b(257, 7);
+  a.add(keys, Backend::Scalar);
+  b.add(keys, probkit::Stream{}, Backend::Scalar);
+  EXPECT_EQ(a, b);
+  b.add_async(keys, probkit::Stream{}, Backend::Scalar);
+  EXPECT_EQ(a, b);
+  std::vector<std::uint8_t> x(keys.size()), y(keys.size());
+  a.contains(keys, x, Backend::Scalar);
+  b.contains(keys, y, probkit::Stream{}, Backend::Scalar);
+  EXPECT_EQ(x, y);
+  std::uint64_t n = 0;
+  b.count_async(keys, &n, probkit::Stream{}, Backend::Scalar);
+  EXPECT_EQ(n, keys.size());
+  EXPECT_FALSE(a.on_device());
+  EXPECT_EQ(a.device(), -1);
+  HyperLogLog h1(12), h2(12);
+  h1.add(keys, Backend::Scalar);
+  h2.add(keys, probkit::Stream{}, Backend::Scalar);
+  EXPECT_EQ(h1, h2);
+  EXPECT_THROW(a.add(keys, Backend::Cuda), probkit::Error);
+}
+
+TEST(CudaHost, AvailableBackendsListCudaOnlyWithADevice) {
+  bool listed = false;
+  for (Backend b : probkit::available_backends()) listed |= b == Backend::Cuda;
+  EXPECT_EQ(listed, probkit::detail::cuda_device_count() > 0);
+}
+
+TEST(CudaHost, ToDeviceWithoutADeviceThrowsAndLeavesTheObject) {
+  if (probkit::detail::cuda_device_count() > 0) GTEST_SKIP() << "a CUDA device is present";
+  BloomFilter f(64, 6);
+  const std::uint64_t key = 42;
+  f.add(std::vector<std::uint64_t>{key});
+  const BloomFilter before = f;
+  try {
+    f.to_device(0);
+    FAIL() << "to_device succeeded without a device";
+  } catch (const probkit::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cuda"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(f.on_device());
+  EXPECT_EQ(f, before);
+  HyperLogLog h(10);
+  EXPECT_THROW(h.to_device(0), probkit::Error);
+  EXPECT_FALSE(h.on_device());
+}
+
+// ---------------------------------------------------------------------------
+// GPU: identity against the scalar reference.
+
+#if defined(PROBKIT_WITH_CUDA)
+
+std::string no_device_reason() {
+  int n = 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    return std::string("no CUDA device: ") + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
+  }
+  return n == 0 ? "no CUDA device: cudaGetDeviceCount() = 0" : "";
+}
+
+#define PROBKIT_REQUIRE_GPU()                                   \
+  do {                                                          \
+    const std::string why = no_device_reason();                 \
+    if (!why.empty()) GTEST_SKIP() << why;                      \
+  } while (0)
+
+// cudaMalloc'd copy of a host vector, freed at scope end.
+template <class T>
+class DeviceVector {
+ public:
+  explicit DeviceVector(const std::vector<T>& host) : n_(host.size()) {
+    if (n_ == 0) return;
+    EXPECT_EQ(cudaMalloc(&ptr_, n_ * sizeof(T)), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(ptr_, host.data(), n_ * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
+  }
+  explicit DeviceVector(std::size_t n) : n_(n) {
+    if (n_ != 0) EXPECT_EQ(cudaMalloc(&ptr_, n_ * sizeof(T)), cudaSuccess);
+  }
+  ~DeviceVector() {
+    if (ptr_ != nullptr) cudaFree(ptr_);
+  }
+  DeviceVector(const DeviceVector&) = delete;
+  DeviceVector& operator=(const DeviceVector&) = delete;
+  std::span<T> span() { return {static_cast<T*>(ptr_), n_}; }
+  std::span<const T> cspan() const { return {static_cast<const T*>(ptr_), n_}; }
+  std::vector<T> to_host() const {
+    std::vector<T> out(n_);
+    if (n_ != 0) EXPECT_EQ(cudaMemcpy(out.data(), ptr_, n_ * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
+    return out;
+  }
+
+ private:
+  void* ptr_ = nullptr;
+  std::size_t n_ = 0;
+};
+
+enum class Kind { U32, U64, Prehashed, Str32, Str64, Views };
+const Kind kKinds[] = {Kind::U32, Kind::U64, Kind::Prehashed, Kind::Str32, Kind::Str64, Kind::Views};
+const char* name(Kind k) {
+  switch (k) {
+    case Kind::U32: return "u32";
+    case Kind::U64: return "u64";
+    case Kind::Prehashed: return "prehashed";
+    case Kind::Str32: return "str32";
+    case Kind::Str64: return "str64";
+    case Kind::Views: return "views";
+  }
+  return "?";
+}
+
+// n keys of every kind; strings of 0 .. 40 bytes (both XXH64 paths).
+struct KeySet {
+  std::vector<std::uint32_t> u32;
+  std::vector<std::uint64_t> u64;
+  std::vector<std::int32_t> off32;
+  std::vector<std::int64_t> off64;
+  std::vector<std::uint8_t> bytes;
+  std::vector<std::string_view> views;
+
+  KeySet(std::size_t n, std::uint64_t seed) : u32(n), u64(n), off32(n + 1), off64(n + 1) {
+    std::mt19937_64 rng(seed);
+    for (std::size_t i = 0; i < n; ++i) {
+      u64[i] = rng();
+      u32[i] = static_cast<std::uint32_t>(u64[i] >> 17);
+      off32[i] = static_cast<std::int32_t>(bytes.size());
+      off64[i] = static_cast<std::int64_t>(bytes.size());
+      const std::size_t len = rng() % 41;
+      for (std::size_t j = 0; j < len; ++j) bytes.push_back(static_cast<std::uint8_t>(rng()));
+    }
+    off32[n] = static_cast<std::int32_t>(bytes.size());
+    off64[n] = static_cast<std::int64_t>(bytes.size());
+    for (std::size_t i = 0; i < n; ++i) {
+      views.emplace_back(reinterpret_cast<const char*>(bytes.data()) + off64[i],
+                         static_cast<std::size_t>(off64[i + 1] - off64[i]));
+    }
+  }
+
+  Keys host(Kind k) const {
+    switch (k) {
+      case Kind::U32: return Keys(std::span<const std::uint32_t>(u32));
+      case Kind::U64: return Keys(std::span<const std::uint64_t>(u64));
+      case Kind::Prehashed: return Keys(probkit::Prehashed{u64});
+      case Kind::Str32: return Keys(probkit::StringBatch<std::int32_t>{off32, bytes});
+      case Kind::Str64: return Keys(probkit::StringBatch<std::int64_t>{off64, bytes});
+      case Kind::Views: return Keys(std::span<const std::string_view>(views));
+    }
+    return Keys(std::span<const std::uint64_t>());
+  }
+};
+
+// Key sets are reused across layouts and tests: generating 10^6 strings costs more than using them.
+const KeySet& keyset(std::size_t n, std::uint64_t seed) {
+  static std::map<std::pair<std::size_t, std::uint64_t>, std::unique_ptr<KeySet>> cache;
+  auto& slot = cache[{n, seed}];
+  if (!slot) slot = std::make_unique<KeySet>(n, seed);
+  return *slot;
+}
+
+// The same keys in device memory (string_views have no device form).
+struct DeviceKeySet {
+  DeviceVector<std::uint32_t> u32;
+  DeviceVector<std::uint64_t> u64;
+  DeviceVector<std::int32_t> off32;
+  DeviceVector<std::int64_t> off64;
+  DeviceVector<std::uint8_t> bytes;
+
+  explicit DeviceKeySet(const KeySet& h) : u32(h.u32), u64(h.u64), off32(h.off32), off64(h.off64), bytes(h.bytes) {}
+
+  Keys keys(Kind k, KeyMemory where) const {
+    switch (k) {
+      case Kind::U32: return Keys(u32.cspan(), where);
+      case Kind::U64: return Keys(u64.cspan(), where);
+      case Kind::Prehashed: return Keys(probkit::Prehashed{u64.cspan()}, where);
+      case Kind::Str32: return Keys(probkit::StringBatch<std::int32_t>{off32.cspan(), bytes.cspan()}, where);
+      case Kind::Str64: return Keys(probkit::StringBatch<std::int64_t>{off64.cspan(), bytes.cspan()}, where);
+      case Kind::Views: break;
+    }
+    ADD_FAILURE() << "no device form for " << name(k);
+    return Keys(u64.cspan(), where);
+  }
+};
+
+// Not multiples of a warp or a CTA. The simulator (tests/cuda_sim) runs the
+// kernels on the CPU with 4093-key staging chunks, so 100003 keys already
+// cross 25 chunks there.
+#if defined(PROBKIT_CUDA_SIMULATOR)
+const std::size_t kSizes[] = {0, 1, 31, 33, 100003};
+#else
+const std::size_t kSizes[] = {0, 1, 31, 33, 1000003};
+#endif
+
+BloomFilter make_filter(BloomLayout layout, std::size_t n) {
+  const std::uint64_t blocks = std::max<std::uint64_t>(1, n / 40 + 3);  // ~10 bits per key: collisions happen
+  return layout == BloomLayout::ParquetSbbf ? BloomFilter(blocks, 8, layout) : BloomFilter(blocks, 7, layout);
+}
+
+// The filter built and queried on the device equals the scalar reference.
+void expect_bloom_identity(BloomLayout layout, Kind kind, std::size_t n, bool device_keys, KeyMemory where) {
+  SCOPED_TRACE(std::string(name(kind)) + " n=" + std::to_string(n) +
+               (layout == BloomLayout::ParquetSbbf ? " sbbf" : " cacheline512") +
+               (device_keys ? " device keys" : " host keys"));
+  const KeySet& inserted = keyset(n, 1000 + n);
+  const KeySet& queried = keyset(n + 17, 2000 + n);
+  BloomFilter ref = make_filter(layout, n);
+  ref.add(inserted.host(kind), Backend::Scalar);
+  std::vector<std::uint8_t> ref_hits(queried.u64.size());
+  ref.contains(queried.host(kind), ref_hits, Backend::Scalar);
+  const std::uint64_t ref_count = ref.count(queried.host(kind), Backend::Scalar);
+
+  BloomFilter dev = make_filter(layout, n);
+  dev.to_device(0);
+  ASSERT_TRUE(dev.on_device());
+  std::vector<std::uint8_t> hits(queried.u64.size(), 7);
+  std::uint64_t count = 0;
+  if (device_keys) {
+    const DeviceKeySet di(inserted), dq(queried);
+    dev.add(di.keys(kind, where));
+    DeviceVector<std::uint8_t> dhits(hits.size());
+    dev.contains(dq.keys(kind, where), dhits.span());
+    hits = dhits.to_host();
+    dev.contains(dq.keys(kind, where), hits);  // device keys, host output
+    count = dev.count(dq.keys(kind, where));
+  } else {
+    dev.add(inserted.host(kind));
+    dev.contains(queried.host(kind), hits);
+    count = dev.count(queried.host(kind));
+  }
+  EXPECT_EQ(probkit::last_served().backend, Backend::Cuda);
+  EXPECT_EQ(probkit::last_served().target.rfind("cuda:0", 0), 0u) << probkit::last_served().target;
+  EXPECT_TRUE(dev == ref);
+  EXPECT_EQ(hits, ref_hits);
+  EXPECT_EQ(count, ref_count);
+}
+
+TEST(CudaBloom, IdentityHostKeys) {
+  PROBKIT_REQUIRE_GPU();
+  for (BloomLayout layout : {BloomLayout::Cacheline512, BloomLayout::ParquetSbbf}) {
+    for (Kind kind : kKinds) {
+      for (std::size_t n : kSizes) expect_bloom_identity(layout, kind, n, false, KeyMemory::Detect);
+    }
+  }
+}
+
+TEST(CudaBloom, IdentityDeviceKeys) {
+  PROBKIT_REQUIRE_GPU();
+  for (BloomLayout layout : {BloomLayout::Cacheline512, BloomLayout::ParquetSbbf}) {
+    for (Kind kind : kKinds) {
+      if (kind == Kind::Views) continue;
+      for (std::size_t n : kSizes) {
+        expect_bloom_identity(layout, kind, n, true, KeyMemory::Detect);
+        expect_bloom_identity(layout, kind, n, true, KeyMemory::Device);
+      }
+    }
+  }
+}
+
+TEST(CudaBloom, EveryKOnDeviceMatchesScalar) {
+  PROBKIT_REQUIRE_GPU();
+  const KeySet keys(20000, 5);
+  for (std::uint32_t k = 1; k <= 16; ++k) {
+    BloomFilter ref(300, k), dev(300, k);
+    ref.add(keys.host(Kind::U64), Backend::Scalar);
+    dev.to_device();
+    dev.add(keys.host(Kind::U64));
+    EXPECT_TRUE(dev == ref) << "k=" << k;
+    EXPECT_EQ(dev.count(keys.host(Kind::U32)), ref.count(keys.host(Kind::U32), Backend::Scalar)) << "k=" << k;
+  }
+}
+
+TEST(CudaBloom, SeveralStreamsAndAsyncTwins) {
+  PROBKIT_REQUIRE_GPU();
+  const KeySet a(100003, 1), b(70001, 2), q(50000, 3);
+  BloomFilter ref(5000, 9);
+  ref.add(a.host(Kind::U64), Backend::Scalar);
+  ref.add(b.host(Kind::Str64), Backend::Scalar);
+  std::vector<std::uint8_t> ref_hits(q.u64.size());
+  ref.contains(q.host(Kind::U64), ref_hits, Backend::Scalar);
+
+  cudaStream_t s1 = nullptr, s2 = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking), cudaSuccess);
+  ASSERT_EQ(cudaStreamCreate(&s2), cudaSuccess);
+  {
+    BloomFilter dev(5000, 9);
+    dev.to_device();
+    const DeviceKeySet da(a);
+    dev.add_async(da.keys(Kind::U64, KeyMemory::Device), s1);
+    ASSERT_EQ(cudaStreamSynchronize(s1), cudaSuccess);
+    dev.add_async(b.host(Kind::Str64), s2);  // host keys: staged on s2
+    ASSERT_EQ(cudaStreamSynchronize(s2), cudaSuccess);
+    EXPECT_TRUE(dev == ref);
+    const DeviceKeySet dq(q);
+    DeviceVector<std::uint8_t> out(q.u64.size());
+    dev.contains_async(dq.keys(Kind::U64, KeyMemory::Detect), out.span(), s1);
+    DeviceVector<std::uint64_t> dcount(1);
+    dev.count_async(dq.keys(Kind::U64, KeyMemory::Detect), dcount.span().data(), s2);
+    ASSERT_EQ(cudaStreamSynchronize(s1), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(s2), cudaSuccess);
+    EXPECT_EQ(out.to_host(), ref_hits);
+    std::uint64_t ref_count = 0;
+    for (std::uint8_t h : ref_hits) ref_count += h;
+    EXPECT_EQ(dcount.to_host()[0], ref_count);
+    // The sync form on a stream waits for it.
+    std::vector<std::uint8_t> hits(q.u64.size());
+    dev.contains(q.host(Kind::U64), hits, s1);
+    EXPECT_EQ(hits, ref_hits);
+  }
+  cudaStreamDestroy(s1);
+  cudaStreamDestroy(s2);
+}
+
+TEST(CudaBloom, UnionIntersectionAndClearOnDevice) {
+  PROBKIT_REQUIRE_GPU();
+  const KeySet a(30000, 21), b(30000, 22);
+  for (BloomLayout layout : {BloomLayout::Cacheline512, BloomLayout::ParquetSbbf}) {
+    BloomFilter ra = make_filter(layout, 30000), rb = make_filter(layout, 30000);
+    ra.add(a.host(Kind::U64), Backend::Scalar);
+    rb.add(b.host(Kind::U64), Backend::Scalar);
+    BloomFilter da = ra, db = rb;
+    da.to_device();
+    db.to_device();
+    BloomFilter ru = ra;
+    ru.union_with(rb);
+    BloomFilter du = da;
+    EXPECT_TRUE(du.on_device());  // copies stay where they are
+    du.union_with(db);
+    EXPECT_TRUE(du == ru);
+    BloomFilter mixed = da;
+    mixed.union_with(rb);  // host operand
+    EXPECT_TRUE(mixed == ru);
+    BloomFilter host_side = ra;
+    host_side.union_with(db);  // device operand, host result
+    EXPECT_FALSE(host_side.on_device());
+    EXPECT_TRUE(host_side == ru);
+    BloomFilter ri = ra;
+    ri.intersect_with(rb);
+    BloomFilter di = da;
+    di.intersect_with(db);
+    EXPECT_TRUE(di == ri);
+    EXPECT_DOUBLE_EQ(di.fill_ratio(), ri.fill_ratio());
+    di.clear();
+    EXPECT_TRUE(di == make_filter(layout, 30000));
+  }
+}
+
+TEST(CudaBloom, ResidenceRoundTripAndSerializeFromDevice) {
+  PROBKIT_REQUIRE_GPU();
+  const KeySet keys(12345, 9);
+  for (BloomLayout layout : {BloomLayout::Cacheline512, BloomLayout::ParquetSbbf}) {
+    BloomFilter f = make_filter(layout, 12345);
+    f.add(keys.host(Kind::Str32), Backend::Scalar);
+    const std::vector<std::uint8_t> bytes = f.serialize();
+    f.to_device(0);
+    EXPECT_EQ(f.device(), 0);
+    EXPECT_EQ(f.serialize(), bytes);
+    const BloomFilter copy = f;
+    EXPECT_TRUE(copy.on_device());
+    f.to_host();
+    EXPECT_FALSE(f.on_device());
+    EXPECT_EQ(f.serialize(), bytes);
+    EXPECT_TRUE(BloomFilter::deserialize(copy.serialize()) == f);
+  }
+}
+
+TEST(CudaBloom, CpuBackendsOnADeviceObjectAreErrors) {
+  PROBKIT_REQUIRE_GPU();
+  const KeySet keys(100, 4);
+  BloomFilter f(64, 6);
+  f.to_device();
+  const BloomFilter before = f;
+  EXPECT_THROW(f.add(keys.host(Kind::U64), Backend::Scalar), probkit::Error);
+  EXPECT_THROW(f.add(keys.host(Kind::U64), Backend::Simd), probkit::Error);
+  std::vector<std::uint8_t> out(100);
+  EXPECT_THROW(f.contains(keys.host(Kind::U64), out, Backend::Scalar), probkit::Error);
+  EXPECT_THROW((void)f.count(keys.host(Kind::U64), Backend::Scalar), probkit::Error);
+  EXPECT_TRUE(f == before);
+  HyperLogLog h(12);
+  h.to_device();
+  EXPECT_THROW(h.add(keys.host(Kind::U64), Backend::Scalar), probkit::Error);
+  EXPECT_THROW(f.to_device(1 << 20), probkit::Error);  // no such device
+  EXPECT_TRUE(f.on_device());
+  // Keys in device memory for a host object: an error, not a crash.
+  const DeviceKeySet dk(keys);
+  BloomFilter host(64, 6);
+  EXPECT_THROW(host.add(dk.keys(Kind::U64, KeyMemory::Device)), probkit::Error);
+  EXPECT_THROW(host.add(dk.keys(Kind::Str64, KeyMemory::Detect)), probkit::Error);  // detected
+  std::vector<std::uint8_t> hits(100);
+  EXPECT_THROW(host.contains(dk.keys(Kind::U32, KeyMemory::Device), hits), probkit::Error);
+  HyperLogLog hh(10);
+  EXPECT_THROW(hh.add(dk.keys(Kind::U64, KeyMemory::Device)), probkit::Error);
+  EXPECT_TRUE(host == BloomFilter(64, 6));
+}
+
+TEST(CudaBloom, BadDeviceOffsetsAreRejectedBeforeAnyWrite) {
+  PROBKIT_REQUIRE_GPU();
+  KeySet keys(1000, 8);
+  BloomFilter f(64, 6);
+  f.to_device();
+  const BloomFilter before = f;
+  std::vector<std::int64_t> bad = keys.off64;
+  bad[500] = bad[499] - 1;  // decreasing
+  {
+    const DeviceVector<std::int64_t> off(bad);
+    const DeviceVector<std::uint8_t> data(keys.bytes);
+    try {
+      f.add(Keys(probkit::StringBatch<std::int64_t>{off.cspan(), data.cspan()}, KeyMemory::Device));
+      FAIL() << "decreasing device offsets were accepted";
+    } catch (const probkit::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("offsets[500]"), std::string::npos) << e.what();
+    }
+  }
+  std::vector<std::int32_t> beyond = keys.off32;
+  beyond.back() = static_cast<std::int32_t>(keys.bytes.size() + 1);  // past the data
+  {
+    const DeviceVector<std::int32_t> off(beyond);
+    const DeviceVector<std::uint8_t> data(keys.bytes);
+    EXPECT_THROW(f.add(Keys(probkit::StringBatch<std::int32_t>{off.cspan(), data.cspan()})), probkit::Error);
+  }
+  EXPECT_TRUE(f == before);
+}
+
+// Strings longer than a staging chunk's byte budget (in the simulator) and
+// batches whose bytes split unevenly across chunks.
+TEST(CudaBloom, LongStringsFromHost) {
+  PROBKIT_REQUIRE_GPU();
+  std::vector<std::uint8_t> bytes;
+  std::vector<std::int64_t> off{0};
+  std::mt19937_64 rng(77);
+  for (int i = 0; i < 300; ++i) {
+    const std::size_t len = i % 50 == 7 ? 50000 + rng() % 1000 : rng() % 3000;
+    for (std::size_t j = 0; j < len; ++j) bytes.push_back(static_cast<std::uint8_t>(rng()));
+    off.push_back(static_cast<std::int64_t>(bytes.size()));
+  }
+  const Keys keys(probkit::StringBatch<std::int64_t>{off, bytes});
+  BloomFilter ref(97, 11), dev(97, 11);
+  ref.add(keys, Backend::Scalar);
+  dev.to_device();
+  dev.add(keys);
+  EXPECT_TRUE(dev == ref);
+  HyperLogLog href(8), hdev(8);
+  href.add(keys, Backend::Scalar);
+  hdev.to_device();
+  hdev.add(keys);
+  EXPECT_TRUE(hdev == href);
+}
+
+// ---------------------------------------------------------------------------
+
+void expect_hll_identity(std::uint32_t p, Kind kind, std::size_t n, bool device_keys) {
+  SCOPED_TRACE(std::string(name(kind)) + " p=" + std::to_string(p) + " n=" + std::to_string(n) +
+               (device_keys ? " device keys" : " host keys"));
+  const KeySet& keys = keyset(n, 3000 + n);
+  HyperLogLog ref(p);
+  ref.add(keys.host(kind), Backend::Scalar);
+  HyperLogLog dev(p);
+  dev.to_device();
+  if (device_keys) {
+    const DeviceKeySet dk(keys);
+    dev.add(dk.keys(kind, KeyMemory::Detect));
+  } else {
+    dev.add(keys.host(kind));
+  }
+  EXPECT_EQ(probkit::last_served().backend, Backend::Cuda);
+  EXPECT_TRUE(dev == ref);
+  EXPECT_EQ(dev.histogram(), ref.histogram());
+  EXPECT_EQ(dev.estimate(), ref.estimate());  // the identical double
+}
+
+TEST(CudaHll, Identity) {
+  PROBKIT_REQUIRE_GPU();
+  for (std::uint32_t p : {4u, 14u, 18u}) {
+    for (Kind kind : kKinds) {
+      for (std::size_t n : kSizes) {
+        expect_hll_identity(p, kind, n, false);
+        if (kind != Kind::Views) expect_hll_identity(p, kind, n, true);
+      }
+    }
+  }
+}
+
+TEST(CudaHll, RedisModeStreamsMergeAndSerialize) {
+  PROBKIT_REQUIRE_GPU();
+  const KeySet a(200001, 31), b(150001, 32);
+  HyperLogLog ref = HyperLogLog::redis();
+  ref.add(a.host(Kind::Views), Backend::Scalar);
+  HyperLogLog ref_b = HyperLogLog::redis();
+  ref_b.add(b.host(Kind::U64), Backend::Scalar);
+
+  cudaStream_t s = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  HyperLogLog dev = HyperLogLog::redis();
+  dev.to_device();
+  dev.add_async(a.host(Kind::Views), s);
+  ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  EXPECT_TRUE(dev == ref);
+  EXPECT_EQ(dev.to_redis(), ref.to_redis());
+  EXPECT_EQ(dev.serialize(), ref.serialize());
+
+  HyperLogLog dev_b = HyperLogLog::redis();
+  dev_b.to_device();
+  const DeviceKeySet db(b);
+  dev_b.add(db.keys(Kind::U64, KeyMemory::Device), s);
+  HyperLogLog merged = ref;
+  merged.merge(ref_b);
+  dev.merge(dev_b);
+  EXPECT_TRUE(dev.on_device());
+  EXPECT_TRUE(dev == merged);
+  EXPECT_EQ(dev.estimate(), merged.estimate());
+  // Folding merges and folds on a device sketch give the host's bytes.
+  HyperLogLog small(10);
+  small.to_device();
+  HyperLogLog big(16);
+  big.add(a.host(Kind::U64), Backend::Scalar);
+  HyperLogLog small_ref(10);
+  small_ref.merge(big);
+  small.merge(big);
+  EXPECT_TRUE(small == small_ref);
+  EXPECT_TRUE(big.fold(12) == [&] { HyperLogLog d = big; d.to_device(); return d.fold(12); }());
+  dev.to_host();
+  EXPECT_TRUE(dev == merged);
+  cudaStreamDestroy(s);
+}
+
+#else  // built without CUDA
+
+TEST(CudaBackend, NotBuilt) {
+  GTEST_SKIP() << "no CUDA device: probkit was built without the CUDA backend (PROBKIT_CUDA=OFF or no nvcc)";
+}
+
+#endif
+
+}  // namespace

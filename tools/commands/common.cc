@@ -1,0 +1,183 @@
+#include "commands/common.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <exception>
+#include <iostream>
+#include <thread>
+
+#include "cli/errors.hpp"
+#include "probkit/keys.hpp"
+
+namespace probkit::cli {
+namespace {
+
+// Keys per library call: a whole 4 MiB chunk of short lines, so that the
+// per-call cost (backend resolution runs CPUID: ~100 us in a VM) vanishes.
+constexpr std::size_t kBatchKeys = std::size_t{1} << 18;
+// Keys per call when the library spreads one call over its threads.
+constexpr std::size_t kParallelBatchKeys = std::size_t{1} << 18;
+
+}  // namespace
+
+std::vector<OptionSpec> with_common_options(std::vector<OptionSpec> specs) {
+  specs.push_back({"backend", "NAME", "auto, scalar, simd or cuda (default auto)"});
+  specs.push_back({"threads", "N", "worker threads; 0 = every core (default)"});
+  specs.push_back({"help", "", "show this help"});
+  return specs;
+}
+
+Common apply_common(const ParsedArgs& args) {
+  Common c;
+  if (auto b = args.value("backend")) c.backend = parse_backend(*b);
+  if (auto t = args.value("threads")) set_threads(static_cast<unsigned>(parse_u64("threads", *t, 0, 4096)));
+  c.threads = probkit::threads();
+  return c;
+}
+
+bool print_help_if_asked(const ParsedArgs& args, std::string_view usage, const std::vector<OptionSpec>& specs) {
+  if (!args.has("help")) return false;
+  std::cout << "usage: " << usage << "\n\noptions:\n" << options_help(specs);
+  return true;
+}
+
+std::vector<OptionSpec> key_options() {
+  return {{"field", "N", "use field N (1-based) of each line as the key"},
+          {"delimiter", "C", "field delimiter: one byte, or 'tab' (default tab)"}};
+}
+
+KeySpec key_spec(const ParsedArgs& args) {
+  KeySpec k;
+  if (auto f = args.value("field")) k.field = static_cast<std::uint32_t>(parse_u64("field", *f, 1, 1u << 30));
+  if (auto d = args.value("delimiter")) {
+    if (!args.has("field")) throw UsageError("--delimiter needs --field");
+    if (*d == "tab" || *d == "\\t") k.delimiter = '\t';
+    else if (d->size() == 1) k.delimiter = (*d)[0];
+    else throw UsageError("--delimiter '" + *d + "' is not one byte (or 'tab')");
+  }
+  return k;
+}
+
+HashSpec hash_spec(const ParsedArgs& args) {
+  const auto h = args.value("hash");
+  if (!h || *h == "xxh64") return HashSpec{};
+  if (*h == "redis") return HashSpec::redis();
+  throw UsageError("--hash '" + *h + "' is not a hash (valid: xxh64, redis)");
+}
+
+std::string hash_name(HashSpec spec) {
+  if (spec == HashSpec::redis()) return "redis";
+  if (spec == HashSpec{}) return "xxh64";
+  return std::string(spec.kind == HashKind::Murmur64A ? "murmur64a" : "xxh64") + " seed " + std::to_string(spec.seed);
+}
+
+void add_lines(ChunkReader& reader, const KeySpec& key, const Common& common, HyperLogLog& sketch) {
+  unsigned workers = common.threads;
+  if (reader.total_bytes() != 0) {
+    const std::uint64_t chunks = (reader.total_bytes() + reader.chunk_bytes() - 1) / reader.chunk_bytes();
+    workers = static_cast<unsigned>(std::min<std::uint64_t>(workers, std::max<std::uint64_t>(1, chunks)));
+  }
+  std::vector<HyperLogLog> partial(workers, HyperLogLog(sketch.precision(), sketch.hash()));
+  std::vector<std::exception_ptr> errors(workers);
+  auto work = [&](unsigned w) {
+    try {
+      std::vector<std::uint8_t> buffer;
+      std::span<const std::uint8_t> chunk;
+      std::vector<std::string_view> keys;
+      keys.reserve(kBatchKeys);
+      LineSplitter splitter(key);
+      while (reader.next(buffer, chunk)) {
+        const std::uint8_t* p = chunk.data();
+        const std::uint8_t* end = p + chunk.size();
+        while (p < end) {
+          keys.clear();
+          p = splitter.split(p, end, kBatchKeys, keys, nullptr);
+          partial[w].add(Keys(keys), common.backend);
+        }
+      }
+    } catch (...) {
+      errors[w] = std::current_exception();
+      reader.cancel();
+    }
+  };
+  // Parallel over chunks here, so each library call stays on its caller's thread.
+  set_threads(1);
+  {
+    std::vector<std::jthread> pool;
+    for (unsigned w = 1; w < workers; ++w) pool.emplace_back(work, w);
+    work(0);
+  }
+  set_threads(common.threads);
+  for (const auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+  for (const HyperLogLog& p : partial) sketch.merge(p);
+}
+
+void add_lines(ChunkReader& reader, const KeySpec& key, const Common& common, BloomFilter& filter) {
+  std::vector<std::uint8_t> buffer;
+  std::span<const std::uint8_t> chunk;
+  std::vector<std::string_view> keys;
+  keys.reserve(kParallelBatchKeys);
+  LineSplitter splitter(key);
+  while (reader.next(buffer, chunk)) {
+    const std::uint8_t* p = chunk.data();
+    const std::uint8_t* end = p + chunk.size();
+    while (p < end) {
+      keys.clear();
+      p = splitter.split(p, end, kParallelBatchKeys, keys, nullptr);
+      filter.add(Keys(keys), common.backend);
+    }
+  }
+}
+
+void filter_lines(ChunkReader& reader, const KeySpec& key, const Common& common, const BloomFilter& filter,
+                  bool want_present) {
+  std::vector<std::uint8_t> buffer;
+  std::span<const std::uint8_t> chunk;
+  std::vector<std::string_view> keys;
+  std::vector<std::string_view> lines;
+  std::vector<std::uint8_t> hit;
+  std::string out;
+  keys.reserve(kParallelBatchKeys);
+  lines.reserve(kParallelBatchKeys);
+  LineSplitter splitter(key);
+  while (reader.next(buffer, chunk)) {
+    const std::uint8_t* p = chunk.data();
+    const std::uint8_t* end = p + chunk.size();
+    while (p < end) {
+      keys.clear();
+      lines.clear();
+      p = splitter.split(p, end, kParallelBatchKeys, keys, &lines);
+      hit.resize(keys.size());
+      filter.contains(Keys(keys), hit, common.backend);
+      out.clear();
+      for (std::size_t i = 0; i < lines.size(); ++i) {
+        if ((hit[i] != 0) == want_present) {
+          out.append(lines[i]);
+          out.push_back('\n');
+        }
+      }
+      write_stdout(out);
+    }
+  }
+}
+
+void write_stdout(std::string_view bytes) {
+  const char* p = bytes.data();
+  std::size_t left = bytes.size();
+  std::cout.flush();
+  while (left > 0) {
+    const ssize_t w = write(STDOUT_FILENO, p, left);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      throw InputError(std::string("cannot write standard output: ") + std::strerror(errno));
+    }
+    p += w;
+    left -= static_cast<std::size_t>(w);
+  }
+}
+
+}  // namespace probkit::cli

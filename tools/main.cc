@@ -1,0 +1,75 @@
+// probkit: approximate distinct counts and Bloom filters over files, Redis
+// HyperLogLog interchange, and the backend benchmark (docs/CLI.md).
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "cli/errors.hpp"
+#include "commands/commands.hpp"
+#include "probkit/error.hpp"
+
+namespace {
+
+const char* const kUsage =
+    "usage: probkit COMMAND [OPTIONS] [ARGS]\n"
+    "\n"
+    "commands:\n"
+    "  distinct   estimated number of distinct lines of files or standard input\n"
+    "  hll        HyperLogLog sketch files: add, count, merge, export --redis, import --redis\n"
+    "  bloom      Bloom filter files: build, query (--absent|--present), info\n"
+    "  bench      every backend on generated keys: throughput, FPR, accuracy, bit-identity\n"
+    "\n"
+    "Every command takes --backend NAME, --threads N and --help. Exit status: 0 on\n"
+    "success, 1 on bad input (with one message on stderr).\n";
+
+// One line on stderr, whatever the message holds.
+void report(const std::string& message) {
+  std::string line = message;
+  for (char& c : line) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  std::fprintf(stderr, "probkit: %s\n", line.c_str());
+}
+
+int dispatch(const std::vector<std::string>& args) {
+  using namespace probkit::cli;
+  if (args.empty()) throw UsageError("missing command (distinct, hll, bloom, bench; see probkit --help)");
+  const std::string& cmd = args[0];
+  const Args rest(args.begin() + 1, args.end());
+  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+    std::cout << kUsage;
+    return 0;
+  }
+  if (cmd == "--version") {
+    std::cout << "probkit " << PROBKIT_VERSION << "\n";
+    return 0;
+  }
+  if (cmd == "distinct") return run_distinct(rest);
+  if (cmd == "hll") return run_hll(rest);
+  if (cmd == "bloom") return run_bloom(rest);
+  if (cmd == "bench") return run_bench(rest);
+  throw UsageError("unknown command '" + cmd + "' (valid: distinct, hll, bloom, bench; see probkit --help)");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::ios::sync_with_stdio(false);
+  try {
+    const int status = dispatch(std::vector<std::string>(argv + 1, argv + argc));
+    std::cout.flush();
+    if (!std::cout) {
+      report("cannot write standard output");
+      return 1;
+    }
+    return status;
+  } catch (const std::bad_alloc&) {
+    report("out of memory");
+  } catch (const std::exception& e) {
+    report(e.what());
+  }
+  return 1;
+}
