@@ -113,7 +113,7 @@ std::uint64_t random_reads_until(const Buffer& buf, bool prefetch, std::uint64_t
                                  Clock::time_point deadline, std::uint64_t* sink) {
   if (!prefetch) return direct_reads_until(buf, seed, deadline, sink);
   constexpr std::size_t kBatch = 1024;
-  constexpr std::size_t kAhead = 24;
+  constexpr std::size_t kAhead = 64;
   const std::uint64_t lines = buf.size / kLine;
   alignas(64) std::uint64_t offset[kBatch + kAhead];
   std::uint64_t state = seed, acc = 0, reads = 0;

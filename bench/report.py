@@ -420,6 +420,8 @@ Every figure is the **median of {m.get('repetitions', 3)} repetitions**. Each be
 throughput a speed-of-light probe measured in the same process on a buffer of the same size
 (DESIGN.md §7): for Bloom filters the rate of independent random 64-byte reads (batched, prefetched),
 for HLL and hashing the sequential read rate of the key column in keys/s; "÷ probe" is the ratio.
+The probe is a plain loop (the better of a prefetched and a direct schedule), not a proof of the
+hardware's limit: a ratio a little above 1 means the kernel keeps more misses in flight than it does.
 Filters are loaded to 10 bits/key (cacheline512 k = 6, parquet_sbbf k = 8) and queried with batches
 of 2^20 keys, half of them inserted; keys come from pools of 16 × 2^20 so that a 1 GiB filter is not
 served from a large L3 cache.
