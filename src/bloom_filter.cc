@@ -80,10 +80,17 @@ void BloomFilter::add(const Keys& keys, Backend backend) {
   const detail::KeyBatch& kb = keys.batch();
   const unsigned workers = detail::workers_for(kb.n);
   const detail::BloomRef f = ref_of(storage_.data(), num_blocks_, k_, layout_);
-  detail::for_each_hash_chunk(*c.kernels, kb, hash_, workers,
-                              [&](unsigned, std::size_t, const std::uint64_t* h, std::size_t n) {
-                                c.kernels->bloom_add(f, h, n, workers > 1);
-                              });
+  if (workers > 1) {
+    detail::for_each_owned_hash_chunk(*c.kernels, kb, hash_, workers, num_blocks_,
+                                      [&](const std::uint64_t* h, std::size_t n) {
+                                        c.kernels->bloom_add(f, h, n, false);
+                                      });
+  } else {
+    detail::for_each_hash_chunk(*c.kernels, kb, hash_, 1,
+                                [&](unsigned, std::size_t, const std::uint64_t* h, std::size_t n) {
+                                  c.kernels->bloom_add(f, h, n, false);
+                                });
+  }
   detail::note_served(c.backend, c.target);
 }
 
