@@ -309,17 +309,8 @@ std::vector<std::uint8_t> BloomFilter::serialize() const {
 
 BloomFilter BloomFilter::deserialize(std::span<const std::uint8_t> bytes) {
   using detail::read_le;
-  if (bytes.data() == nullptr && !bytes.empty()) throw Error("PKBF: null pointer with non-zero length");
-  if (bytes.size() < kHeaderBytes + 8) {
-    throw Error("PKBF: truncated: " + std::to_string(bytes.size()) + " bytes is shorter than the " +
-                std::to_string(kHeaderBytes + 8) + "-byte header and checksum");
-  }
+  detail::check_native_prelude(bytes, "PKBF", kHeaderBytes, kFormatVersion, "Bloom filter");
   const std::uint8_t* p = bytes.data();
-  if (std::memcmp(p, "PKBF", 4) != 0) throw Error("PKBF: bad magic (not a probkit Bloom filter)");
-  const auto version = read_le<std::uint16_t>(p + 4);
-  if (version != kFormatVersion) {
-    throw Error("PKBF: unsupported format version " + std::to_string(version) + " (this build reads 1)");
-  }
   const auto layout = static_cast<BloomLayout>(p[6]);
   const std::uint32_t k = p[7];
   const HashSpec hash{static_cast<HashKind>(p[8]), read_le<std::uint64_t>(p + 16)};
