@@ -40,10 +40,17 @@ std::span<const detail::SimdTarget> compiled() {
   return {targets, n};
 }
 
-// Highway 1.0.3 runs CPUID on every hwy::SupportedTargets() call (about
-// 100 us in a VM, where CPUID traps), so each operation asks once and passes
-// the mask down. Not cached across calls: tests mock it per target.
-std::int64_t supported_targets() { return hwy::SupportedTargets(); }
+// Highway 1.0.3 runs CPUID on every unmocked hwy::SupportedTargets() call
+// (about 100 us in a VM, where CPUID traps): detect once and keep the mask.
+// While a test mock is set (detail::set_supported_targets_for_test), ask
+// Highway, which then answers from the mock without CPUID.
+std::atomic<bool> g_targets_mocked{false};
+
+std::int64_t supported_targets() {
+  if (g_targets_mocked.load(std::memory_order_acquire)) return hwy::SupportedTargets();
+  static const std::int64_t detected = hwy::SupportedTargets();
+  return detected;
+}
 
 std::string supported_list(std::int64_t supported) {
   std::string s;
@@ -169,6 +176,11 @@ unsigned threads() {
 }
 
 namespace detail {
+
+void set_supported_targets_for_test(std::int64_t targets) {
+  hwy::SetSupportedTargetsForTest(targets);
+  g_targets_mocked.store(targets != 0, std::memory_order_release);
+}
 
 Backend backend_from_environment() {
   const char* env = std::getenv("PROBKIT_BACKEND");

@@ -80,10 +80,17 @@ void BloomFilter::add(const Keys& keys, Backend backend) {
   const detail::KeyBatch& kb = keys.batch();
   const unsigned workers = detail::workers_for(kb.n);
   const detail::BloomRef f = ref_of(storage_.data(), num_blocks_, k_, layout_);
-  detail::for_each_hash_chunk(*c.kernels, kb, hash_, workers,
-                              [&](unsigned, std::size_t, const std::uint64_t* h, std::size_t n) {
-                                c.kernels->bloom_add(f, h, n, workers > 1);
-                              });
+  if (workers > 1) {
+    detail::for_each_owned_hash_chunk(*c.kernels, kb, hash_, workers, num_blocks_,
+                                      [&](const std::uint64_t* h, std::size_t n) {
+                                        c.kernels->bloom_add(f, h, n, false);
+                                      });
+  } else {
+    detail::for_each_hash_chunk(*c.kernels, kb, hash_, 1,
+                                [&](unsigned, std::size_t, const std::uint64_t* h, std::size_t n) {
+                                  c.kernels->bloom_add(f, h, n, false);
+                                });
+  }
   detail::note_served(c.backend, c.target);
 }
 
@@ -302,17 +309,8 @@ std::vector<std::uint8_t> BloomFilter::serialize() const {
 
 BloomFilter BloomFilter::deserialize(std::span<const std::uint8_t> bytes) {
   using detail::read_le;
-  if (bytes.data() == nullptr && !bytes.empty()) throw Error("PKBF: null pointer with non-zero length");
-  if (bytes.size() < kHeaderBytes + 8) {
-    throw Error("PKBF: truncated: " + std::to_string(bytes.size()) + " bytes is shorter than the " +
-                std::to_string(kHeaderBytes + 8) + "-byte header and checksum");
-  }
+  detail::check_native_prelude(bytes, "PKBF", kHeaderBytes, kFormatVersion, "Bloom filter");
   const std::uint8_t* p = bytes.data();
-  if (std::memcmp(p, "PKBF", 4) != 0) throw Error("PKBF: bad magic (not a probkit Bloom filter)");
-  const auto version = read_le<std::uint16_t>(p + 4);
-  if (version != kFormatVersion) {
-    throw Error("PKBF: unsupported format version " + std::to_string(version) + " (this build reads 1)");
-  }
   const auto layout = static_cast<BloomLayout>(p[6]);
   const std::uint32_t k = p[7];
   const HashSpec hash{static_cast<HashKind>(p[8]), read_le<std::uint64_t>(p + 16)};

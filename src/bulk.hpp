@@ -3,12 +3,14 @@
 // chunk of hashes to the structure's kernel.
 #pragma once
 #include <algorithm>
+#include <barrier>
 #include <cstddef>
 #include <cstdint>
 #include <thread>
 #include <vector>
 
 #include "probkit/detail/kernels.hpp"
+#include "probkit/layout/bloom.hpp"
 
 namespace probkit::detail {
 
@@ -44,6 +46,65 @@ void for_each_hash_chunk(const CpuKernels& kernels, const KeyBatch& keys, HashSp
     pool.emplace_back(run, w, lo, hi);
   }
   run(0, 0, std::min(keys.n, per));
+}
+
+// Multi-threaded Bloom insertion without atomic word updates. Work proceeds in
+// rounds: each worker hashes its next slice of keys and sorts the hashes by
+// owner (worker w owns blocks [w nb / W, (w+1) nb / W)); after a barrier each
+// worker inserts the hashes addressed to it, so no two workers ever write the
+// same block. OR is order-independent: the filter equals the 1-thread one.
+// apply(const std::uint64_t* hashes, std::size_t count) inserts without atomics.
+template <class Apply>
+void for_each_owned_hash_chunk(const CpuKernels& kernels, const KeyBatch& keys, HashSpec spec,
+                               unsigned workers, std::uint64_t num_blocks, Apply&& apply) {
+  constexpr std::size_t kRound = 16 * kHashChunk;  // keys per worker per round
+  const std::size_t per = (keys.n + workers - 1) / workers;
+  const std::size_t rounds = (per + kRound - 1) / kRound;
+  // sorted[w]: worker w's hashes of this round, grouped by owner;
+  // starts[w][o]..starts[w][o+1]: those owned by o.
+  std::vector<std::vector<std::uint64_t>> sorted(workers, std::vector<std::uint64_t>(kRound));
+  std::vector<std::vector<std::size_t>> starts(workers, std::vector<std::size_t>(workers + 1));
+  std::barrier sync(static_cast<std::ptrdiff_t>(workers));
+
+  auto run = [&](unsigned w) {
+    std::vector<std::uint64_t> hashes(kRound);
+    std::vector<std::uint32_t> owner(kRound);
+    std::vector<std::size_t> fill(workers);
+    const std::size_t lo = std::min(keys.n, w * per);
+    const std::size_t hi = std::min(keys.n, lo + per);
+    for (std::size_t r = 0; r < rounds; ++r) {
+      const std::size_t first = std::min(hi, lo + r * kRound);
+      const std::size_t count = std::min(hi, first + kRound) - first;
+      for (std::size_t s = 0; s < count; s += kHashChunk) {
+        const std::size_t c = std::min(kHashChunk, count - s);
+        if (keys.kind == KeyKind::Prehashed) {
+          std::copy_n(static_cast<const std::uint64_t*>(keys.keys) + first + s, c, hashes.data() + s);
+        } else {
+          kernels.hash(keys, first + s, c, spec, hashes.data() + s);
+        }
+      }
+      std::fill(fill.begin(), fill.end(), 0);
+      for (std::size_t i = 0; i < count; ++i) {
+        owner[i] = static_cast<std::uint32_t>(layout::block_index(hashes[i], num_blocks) * workers / num_blocks);
+        ++fill[owner[i]];
+      }
+      std::vector<std::size_t>& start = starts[w];
+      start[0] = 0;
+      for (unsigned o = 0; o < workers; ++o) start[o + 1] = start[o] + fill[o];
+      for (unsigned o = 0; o < workers; ++o) fill[o] = start[o];
+      for (std::size_t i = 0; i < count; ++i) sorted[w][fill[owner[i]]++] = hashes[i];
+      sync.arrive_and_wait();  // every worker's hashes of this round are sorted
+      for (unsigned src = 0; src < workers; ++src) {
+        const std::size_t b = starts[src][w];
+        apply(sorted[src].data() + b, starts[src][w + 1] - b);
+      }
+      sync.arrive_and_wait();  // all inserted: the buffers may be refilled
+    }
+  };
+  std::vector<std::jthread> pool;
+  pool.reserve(workers - 1);
+  for (unsigned w = 1; w < workers; ++w) pool.emplace_back(run, w);
+  run(0);
 }
 
 }  // namespace probkit::detail

@@ -42,6 +42,25 @@ T read_le(const std::uint8_t* p) {
   return static_cast<T>(v);
 }
 
+// The checks every native blob starts with: a pointer, a length that holds at
+// least the header and checksum, the 4-byte magic (which is also the format's
+// name in messages), then the 2-byte version after it.
+inline void check_native_prelude(std::span<const std::uint8_t> bytes, const char* magic,
+                                 std::size_t header_bytes, std::uint16_t version, const char* what) {
+  const std::string name(magic);
+  if (bytes.data() == nullptr && !bytes.empty()) throw Error(name + ": null pointer with non-zero length");
+  if (bytes.size() < header_bytes + 8) {
+    throw Error(name + ": truncated: " + std::to_string(bytes.size()) + " bytes is shorter than the " +
+                std::to_string(header_bytes + 8) + "-byte header and checksum");
+  }
+  if (std::memcmp(bytes.data(), magic, 4) != 0) throw Error(name + ": bad magic (not a probkit " + what + ")");
+  const auto found = read_le<std::uint16_t>(bytes.data() + 4);
+  if (found != version) {
+    throw Error(name + ": unsupported format version " + std::to_string(found) + " (this build reads " +
+                std::to_string(version) + ")");
+  }
+}
+
 // Checks the trailing XXH64 of a native blob whose length is already validated.
 inline void verify_checksum(std::span<const std::uint8_t> bytes, const char* format) {
   const std::size_t body = bytes.size() - 8;

@@ -1,5 +1,6 @@
 // Internal: resolving Backend::Auto and friends to the code that runs.
 #pragma once
+#include <cstdint>
 #include <string_view>
 
 #include "probkit/backend.hpp"
@@ -22,6 +23,10 @@ CpuChoice resolve_cpu(Backend requested);
 Backend backend_from_environment();
 
 void note_served(Backend backend, std::string_view target);
+
+// Tests: makes the CPU report exactly `targets` (hwy::SetSupportedTargetsForTest,
+// so Highway's own dynamic dispatch follows too); 0 returns to the real CPU.
+void set_supported_targets_for_test(std::int64_t targets);
 
 // Worker threads for a bulk call of n keys (at least 1).
 unsigned workers_for(std::size_t n);

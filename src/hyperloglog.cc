@@ -192,17 +192,8 @@ std::vector<std::uint8_t> HyperLogLog::serialize() const {
 
 HyperLogLog HyperLogLog::deserialize(std::span<const std::uint8_t> bytes) {
   using detail::read_le;
-  if (bytes.data() == nullptr && !bytes.empty()) throw Error("PKHL: null pointer with non-zero length");
-  if (bytes.size() < kHeaderBytes + 8) {
-    throw Error("PKHL: truncated: " + std::to_string(bytes.size()) + " bytes is shorter than the " +
-                std::to_string(kHeaderBytes + 8) + "-byte header and checksum");
-  }
+  detail::check_native_prelude(bytes, "PKHL", kHeaderBytes, kFormatVersion, "HyperLogLog");
   const std::uint8_t* p = bytes.data();
-  if (std::memcmp(p, "PKHL", 4) != 0) throw Error("PKHL: bad magic (not a probkit HyperLogLog)");
-  const auto version = read_le<std::uint16_t>(p + 4);
-  if (version != kFormatVersion) {
-    throw Error("PKHL: unsupported format version " + std::to_string(version) + " (this build reads 1)");
-  }
   const std::uint32_t precision = p[6];
   const HashSpec hash{static_cast<HashKind>(p[7]), read_le<std::uint64_t>(p + 8)};
   validate(precision, hash, "PKHL");

@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dispatch.hpp"  // set_supported_targets_for_test
 #include "probkit/probkit.hpp"
 
 namespace probkit::test {
@@ -114,11 +115,11 @@ class ScopedBackend {
     set_threads(c.threads);
     if (c.backend == Backend::Simd) {
       if (c.hwy_bit == 0) ADD_FAILURE() << "SIMD target " << c.target << " has no Highway bit";
-      hwy::SetSupportedTargetsForTest(c.hwy_bit);
+      probkit::detail::set_supported_targets_for_test(c.hwy_bit);
     }
   }
   ~ScopedBackend() {
-    hwy::SetSupportedTargetsForTest(0);
+    probkit::detail::set_supported_targets_for_test(0);
     set_threads(0);
   }
   ScopedBackend(const ScopedBackend&) = delete;

@@ -273,7 +273,7 @@ TEST_F(Dispatch, TargetTheCpuLacksThrows) {
   const std::vector<std::string> targets = simd_targets();
   if (targets.size() < 2) GTEST_SKIP() << "needs two SIMD targets";
   // Pretend the CPU only has the weakest target; the best one must be refused.
-  hwy::SetSupportedTargetsForTest(hwy_target_bit(targets.back()));
+  probkit::detail::set_supported_targets_for_test(hwy_target_bit(targets.back()));
   EXPECT_THROW(set_simd_target(targets.front()), Error);
   {
     const ScopedEnv env("PROBKIT_SIMD_TARGET", targets.front());
@@ -282,7 +282,7 @@ TEST_F(Dispatch, TargetTheCpuLacksThrows) {
     EXPECT_THROW(f.add(kFew), Error);
     EXPECT_EQ(f, BloomFilter(8, 6));
   }
-  hwy::SetSupportedTargetsForTest(0);
+  probkit::detail::set_supported_targets_for_test(0);
 }
 
 TEST_F(Dispatch, EnvironmentBackendIsHonouredPerCall) {

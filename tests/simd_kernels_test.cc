@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "dispatch.hpp"  // set_supported_targets_for_test
 #include "probkit/backend.hpp"
 #include "probkit/bloom_filter.hpp"
 #include "probkit/detail/kernels.hpp"
@@ -88,13 +89,13 @@ TEST_F(SimdKernels, DispatchServesEachTarget) {
   if (std::getenv("PROBKIT_SIMD_TARGET") != nullptr) GTEST_SKIP() << "a target is pinned";
   const std::uint64_t keys[] = {1, 2, 3};
   for (const SimdTarget* t : targets_) {
-    hwy::SetSupportedTargetsForTest(t->bit | HWY_SCALAR);
+    probkit::detail::set_supported_targets_for_test(t->bit | HWY_SCALAR);
     EXPECT_EQ(probkit::simd_target(), t->name);
     auto bf = probkit::BloomFilter::for_capacity(100, 0.01);
     bf.add(std::span<const std::uint64_t>(keys), probkit::Backend::Simd);
     EXPECT_EQ(probkit::last_served().target, t->name);
   }
-  hwy::SetSupportedTargetsForTest(0);
+  probkit::detail::set_supported_targets_for_test(0);
   EXPECT_EQ(probkit::simd_target(), targets_.front()->name) << "the best target must win";
 }
 

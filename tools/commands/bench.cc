@@ -103,7 +103,19 @@ Outcome run_backend(Backend backend, const Data& d, unsigned reps, Row& row) {
   const Keys u64(d.u64), u64_absent(d.u64_absent);
   const Keys str = d.str.keys(), str_absent = d.str_absent.keys();
 
+  // Cuda serves device-resident objects: they move to the GPU before the timed
+  // calls (keys stay in host memory and stream through pinned buffers) and
+  // back to the host before their bytes are compared.
+  const bool device = backend == Backend::Cuda;
+  auto place = [device](auto& obj) {
+    if (device) obj.to_device();
+  };
+  auto fetch = [device](auto& obj) {
+    if (device) obj.to_host();
+  };
+
   BloomFilter f = BloomFilter::for_capacity(n, 0.01);
+  place(f);
   row.add_u64 = mkeys(n, median_seconds(reps, [&] { f.clear(); }, [&] { f.add(u64, backend); }));
   std::vector<std::uint8_t> hits(n);
   row.query_u64 = mkeys(n, median_seconds(reps, [] {}, [&] { f.contains(u64, hits, backend); }));
@@ -111,23 +123,30 @@ Outcome run_backend(Backend backend, const Data& d, unsigned reps, Row& row) {
   out.false_pos_u64 = f.count(u64_absent, backend);
   row.fpr = static_cast<double>(out.false_pos_u64) / static_cast<double>(d.u64_absent.size());
   row.expected_fpr = f.expected_fpr(n);
+  fetch(f);
   out.filter_u64.assign(f.data().begin(), f.data().end());
 
   BloomFilter fs = BloomFilter::for_capacity(ns, 0.01);
+  place(fs);
   row.add_str = mkeys(ns, median_seconds(reps, [&] { fs.clear(); }, [&] { fs.add(str, backend); }));
   std::vector<std::uint8_t> str_hits(ns);
   row.query_str = mkeys(ns, median_seconds(reps, [] {}, [&] { fs.contains(str, str_hits, backend); }));
   row.no_false_negatives =
       row.no_false_negatives && std::all_of(str_hits.begin(), str_hits.end(), [](std::uint8_t h) { return h == 1; });
   out.false_pos_str = fs.count(str_absent, backend);
+  fetch(fs);
   out.filter_str.assign(fs.data().begin(), fs.data().end());
 
   HyperLogLog h(14);
+  place(h);
   row.hll_u64 = mkeys(n, median_seconds(reps, [&] { h.clear(); }, [&] { h.add(u64, backend); }));
   row.hll_error = h.estimate() / static_cast<double>(n) - 1.0;
+  fetch(h);
   out.hll_u64.assign(h.registers().begin(), h.registers().end());
   HyperLogLog hs(14);
+  place(hs);
   hs.add(str, backend);
+  fetch(hs);
   out.hll_str.assign(hs.registers().begin(), hs.registers().end());
   return out;
 }

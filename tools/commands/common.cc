@@ -15,10 +15,32 @@ namespace probkit::cli {
 namespace {
 
 // Keys per library call: a whole 4 MiB chunk of short lines, so that the
-// per-call cost (backend resolution runs CPUID: ~100 us in a VM) vanishes.
+// fixed cost of a call (dispatch, thread start-up) vanishes.
 constexpr std::size_t kBatchKeys = std::size_t{1} << 18;
-// Keys per call when the library spreads one call over its threads.
-constexpr std::size_t kParallelBatchKeys = std::size_t{1} << 18;
+
+// Calls fn(keys, lines) for each batch of at most kBatchKeys keys that
+// `reader` hands this thread; `lines` (the whole lines, for output) is filled
+// only when want_lines is set.
+template <class Fn>
+void for_each_key_batch(ChunkReader& reader, const KeySpec& key, bool want_lines, Fn&& fn) {
+  std::vector<std::uint8_t> buffer;
+  std::span<const std::uint8_t> chunk;
+  std::vector<std::string_view> keys;
+  std::vector<std::string_view> lines;
+  keys.reserve(kBatchKeys);
+  if (want_lines) lines.reserve(kBatchKeys);
+  LineSplitter splitter(key);
+  while (reader.next(buffer, chunk)) {
+    const std::uint8_t* p = chunk.data();
+    const std::uint8_t* end = p + chunk.size();
+    while (p < end) {
+      keys.clear();
+      lines.clear();
+      p = splitter.split(p, end, kBatchKeys, keys, want_lines ? &lines : nullptr);
+      fn(keys, lines);
+    }
+  }
+}
 
 }  // namespace
 
@@ -83,20 +105,9 @@ void add_lines(ChunkReader& reader, const KeySpec& key, const Common& common, Hy
   std::vector<std::exception_ptr> errors(workers);
   auto work = [&](unsigned w) {
     try {
-      std::vector<std::uint8_t> buffer;
-      std::span<const std::uint8_t> chunk;
-      std::vector<std::string_view> keys;
-      keys.reserve(kBatchKeys);
-      LineSplitter splitter(key);
-      while (reader.next(buffer, chunk)) {
-        const std::uint8_t* p = chunk.data();
-        const std::uint8_t* end = p + chunk.size();
-        while (p < end) {
-          keys.clear();
-          p = splitter.split(p, end, kBatchKeys, keys, nullptr);
-          partial[w].add(Keys(keys), common.backend);
-        }
-      }
+      for_each_key_batch(reader, key, false, [&](const auto& keys, const auto&) {
+        partial[w].add(Keys(keys), common.backend);
+      });
     } catch (...) {
       errors[w] = std::current_exception();
       reader.cancel();
@@ -117,52 +128,26 @@ void add_lines(ChunkReader& reader, const KeySpec& key, const Common& common, Hy
 }
 
 void add_lines(ChunkReader& reader, const KeySpec& key, const Common& common, BloomFilter& filter) {
-  std::vector<std::uint8_t> buffer;
-  std::span<const std::uint8_t> chunk;
-  std::vector<std::string_view> keys;
-  keys.reserve(kParallelBatchKeys);
-  LineSplitter splitter(key);
-  while (reader.next(buffer, chunk)) {
-    const std::uint8_t* p = chunk.data();
-    const std::uint8_t* end = p + chunk.size();
-    while (p < end) {
-      keys.clear();
-      p = splitter.split(p, end, kParallelBatchKeys, keys, nullptr);
-      filter.add(Keys(keys), common.backend);
-    }
-  }
+  for_each_key_batch(reader, key, false,
+                     [&](const auto& keys, const auto&) { filter.add(Keys(keys), common.backend); });
 }
 
 void filter_lines(ChunkReader& reader, const KeySpec& key, const Common& common, const BloomFilter& filter,
                   bool want_present) {
-  std::vector<std::uint8_t> buffer;
-  std::span<const std::uint8_t> chunk;
-  std::vector<std::string_view> keys;
-  std::vector<std::string_view> lines;
   std::vector<std::uint8_t> hit;
   std::string out;
-  keys.reserve(kParallelBatchKeys);
-  lines.reserve(kParallelBatchKeys);
-  LineSplitter splitter(key);
-  while (reader.next(buffer, chunk)) {
-    const std::uint8_t* p = chunk.data();
-    const std::uint8_t* end = p + chunk.size();
-    while (p < end) {
-      keys.clear();
-      lines.clear();
-      p = splitter.split(p, end, kParallelBatchKeys, keys, &lines);
-      hit.resize(keys.size());
-      filter.contains(Keys(keys), hit, common.backend);
-      out.clear();
-      for (std::size_t i = 0; i < lines.size(); ++i) {
-        if ((hit[i] != 0) == want_present) {
-          out.append(lines[i]);
-          out.push_back('\n');
-        }
+  for_each_key_batch(reader, key, true, [&](const auto& keys, const auto& lines) {
+    hit.resize(keys.size());
+    filter.contains(Keys(keys), hit, common.backend);
+    out.clear();
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      if ((hit[i] != 0) == want_present) {
+        out.append(lines[i]);
+        out.push_back('\n');
       }
-      write_stdout(out);
     }
-  }
+    write_stdout(out);
+  });
 }
 
 void write_stdout(std::string_view bytes) {
