@@ -49,6 +49,17 @@ detail::cuda::Launch launch_on(int device, Stream stream, bool wait) { return {d
 constexpr std::size_t kHeaderBytes = 32;
 constexpr std::uint16_t kFormatVersion = 1;
 
+// Multi-threaded add gives each extra worker a private copy of filters up to
+// this size (about a core's L2).
+constexpr std::size_t kPrivateCopyMaxBytes = std::size_t{2} << 20;
+
+// dst |= src over `bytes` bytes (whole 8-byte words: blocks are 32 or 64 bytes).
+void or_words(std::uint8_t* dst, const std::uint8_t* src, std::size_t bytes) {
+  auto* a = reinterpret_cast<std::uint64_t*>(dst);
+  const auto* b = reinterpret_cast<const std::uint64_t*>(src);
+  for (std::size_t i = 0; i < bytes / 8; ++i) a[i] |= b[i];
+}
+
 }  // namespace
 
 BloomFilter::BloomFilter(std::uint64_t num_blocks, std::uint32_t k, BloomLayout layout, HashSpec hash)
@@ -80,16 +91,26 @@ void BloomFilter::add(const Keys& keys, Backend backend) {
   const detail::KeyBatch& kb = keys.batch();
   const unsigned workers = detail::workers_for(kb.n);
   const detail::BloomRef f = ref_of(storage_.data(), num_blocks_, k_, layout_);
-  if (workers > 1) {
-    detail::for_each_owned_hash_chunk(*c.kernels, kb, hash_, workers, num_blocks_,
-                                      [&](const std::uint64_t* h, std::size_t n) {
-                                        c.kernels->bloom_add(f, h, n, false);
-                                      });
-  } else {
+  const auto insert = [&](const detail::BloomRef& into) {
+    return [&c, into](const std::uint64_t* h, std::size_t n) { c.kernels->bloom_add(into, h, n, false); };
+  };
+  if (workers <= 1) {
     detail::for_each_hash_chunk(*c.kernels, kb, hash_, 1,
                                 [&](unsigned, std::size_t, const std::uint64_t* h, std::size_t n) {
-                                  c.kernels->bloom_add(f, h, n, false);
+                                  insert(f)(h, n);
                                 });
+  } else if (storage_.size() <= kPrivateCopyMaxBytes && kb.n >= storage_.size() / 8) {
+    // A cache-sized filter: each extra worker fills a private copy, ORed in
+    // at the end (cheaper than sorting hashes by owner when the copy is small).
+    std::vector<detail::Storage> copies;
+    for (unsigned w = 1; w < workers; ++w) copies.emplace_back(storage_.size());
+    detail::for_each_hash_chunk(*c.kernels, kb, hash_, workers,
+                                [&](unsigned w, std::size_t, const std::uint64_t* h, std::size_t n) {
+                                  insert(w == 0 ? f : ref_of(copies[w - 1].data(), num_blocks_, k_, layout_))(h, n);
+                                });
+    for (const detail::Storage& copy : copies) or_words(storage_.data(), copy.data(), storage_.size());
+  } else {
+    detail::for_each_owned_hash_chunk(*c.kernels, kb, hash_, workers, num_blocks_, insert(f));
   }
   detail::note_served(c.backend, c.target);
 }
@@ -251,9 +272,7 @@ void BloomFilter::combine_resident(const BloomFilter& other, bool intersect) {
 void BloomFilter::union_with(const BloomFilter& other) {
   check_same_shape(other, "union_with");
   if (on_device() || other.on_device()) return combine_resident(other, false);
-  auto* a = storage_.as<std::uint64_t>();
-  const auto* b = other.storage_.as<std::uint64_t>();
-  for (std::size_t i = 0; i < storage_.size() / 8; ++i) a[i] |= b[i];
+  or_words(storage_.data(), other.storage_.data(), storage_.size());
 }
 
 void BloomFilter::intersect_with(const BloomFilter& other) {

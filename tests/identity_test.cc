@@ -41,7 +41,10 @@ struct BloomShape {
   bool large;  // also gets the million-key batch
 };
 
-// nb = 1, non-powers of two, k from 1 to 16, both layouts.
+// nb = 1, non-powers of two, k from 1 to 16, both layouts. The two large
+// shapes straddle src/bloom_filter.cc's 2 MiB private-copy limit, so the
+// million-key batch with several threads takes both multi-threaded add paths
+// (private copies: 1.28 MB sbbf; blocks partitioned by owner: 2.0 MiB).
 const BloomShape kBloomShapes[] = {
     {BloomLayout::Cacheline512, 1, 1, false},      {BloomLayout::Cacheline512, 1, 16, false},
     {BloomLayout::Cacheline512, 3, 7, false},      {BloomLayout::Cacheline512, 1000, 6, false},
