@@ -13,7 +13,6 @@
 #include <hwy/cache_control.h>
 #include <hwy/highway.h>
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -202,61 +201,30 @@ inline std::uint64_t bloom_contains(const detail::BloomRef& f, const std::uint64
                         : contains_layout<false, false>(f, hashes, n, out);
 }
 
-// ORs `bits` into the block words at `block`. Concurrent writers: an atomic
-// fetch_or, and only on words that lack some of their bits (after warm-up most
-// do not, and a load is far cheaper than a locked instruction).
-template <class D>
-HWY_INLINE void or_words(D d, std::uint32_t* block, hn::Vec<D> bits, bool concurrent) {
-  if (!concurrent) {
-    hn::StoreU(hn::Or(hn::LoadU(d, block), bits), d, block);
-    return;
-  }
-  HWY_ALIGN std::uint32_t lanes[hn::MaxLanes(d)];
-  hn::Store(bits, d, lanes);
-  for (std::size_t w = 0; w < hn::Lanes(d); ++w) {
-    const std::uint32_t b = lanes[w];
-    if (b == 0) continue;
-    std::atomic_ref<std::uint32_t> word(block[w]);
-    if ((word.load(std::memory_order_relaxed) & b) != b)
-      word.fetch_or(b, std::memory_order_relaxed);
-  }
-}
-
 // cacheline512 add. All k positions come from one vector multiply; the bits are
 // then ORed in word by word. (Gathering the k bits into a 16-word mask in
 // registers costs a broadcast, a compare and a masked OR per probe per word
 // group: measured 1.6x slower than these k read-modify-writes on AVX3, 5x on
 // AVX2, 10x on SSE4.)
-HWY_INLINE void cacheline_set(std::uint32_t* block, std::uint64_t h, std::uint32_t k,
-                              bool concurrent) {
+HWY_INLINE void cacheline_set(std::uint32_t* block, std::uint64_t h, std::uint32_t k) {
   const DBlock d;
   const auto x = hn::Set(d, static_cast<std::uint32_t>(h));
   HWY_ALIGN std::uint32_t pos[layout::kCachelineWords];
   for (std::size_t p = 0; p < k; p += hn::Lanes(d))
     hn::Store(cacheline_positions(d, x, p), d, pos + p);
-  if (!concurrent) {
-    for (std::uint32_t i = 0; i < k; ++i) block[pos[i] >> 5] |= 1u << (pos[i] & 31);
-    return;
-  }
-  for (std::uint32_t i = 0; i < k; ++i) {
-    const std::uint32_t bit = 1u << (pos[i] & 31);
-    std::atomic_ref<std::uint32_t> word(block[pos[i] >> 5]);
-    if ((word.load(std::memory_order_relaxed) & bit) == 0)
-      word.fetch_or(bit, std::memory_order_relaxed);
-  }
+  for (std::uint32_t i = 0; i < k; ++i) block[pos[i] >> 5] |= 1u << (pos[i] & 31);
 }
 
-HWY_INLINE void sbbf_set(std::uint32_t* block, std::uint64_t h, bool concurrent) {
+HWY_INLINE void sbbf_set(std::uint32_t* block, std::uint64_t h) {
   const DSbbf d;
   const auto x = hn::Set(d, static_cast<std::uint32_t>(h));
   for (std::size_t p = 0; p < layout::kSbbfWords; p += hn::Lanes(d)) {
-    or_words(d, block + p, sbbf_bits(d, x, p), concurrent);
+    hn::StoreU(hn::Or(hn::LoadU(d, block + p), sbbf_bits(d, x, p)), d, block + p);
   }
 }
 
 template <bool kPrefetch, BloomLayout kLayout>
-void add_loop(const detail::BloomRef& f, const std::uint64_t* hashes, std::size_t n,
-              bool concurrent) {
+void add_loop(const detail::BloomRef& f, const std::uint64_t* hashes, std::size_t n) {
   constexpr std::uint32_t kWords =
       kLayout == BloomLayout::Cacheline512 ? layout::kCachelineWords : layout::kSbbfWords;
   if constexpr (kPrefetch) prefetch_first<true>(f, hashes, n);
@@ -267,23 +235,22 @@ void add_loop(const detail::BloomRef& f, const std::uint64_t* hashes, std::size_
     const std::uint64_t h = hashes[i];
     std::uint32_t* block = f.words + layout::block_index(h, f.num_blocks) * kWords;
     if constexpr (kLayout == BloomLayout::Cacheline512) {
-      cacheline_set(block, h, f.k, concurrent);
+      cacheline_set(block, h, f.k);
     } else {
-      sbbf_set(block, h, concurrent);
+      sbbf_set(block, h);
     }
   }
 }
 
-inline void bloom_add(const detail::BloomRef& f, const std::uint64_t* hashes, std::size_t n,
-                      bool concurrent) {
+inline void bloom_add(const detail::BloomRef& f, const std::uint64_t* hashes, std::size_t n) {
   const bool prefetch = filter_bytes(f) >= kPrefetchMinBytes;
   const bool cacheline = f.layout == BloomLayout::Cacheline512;
   if (prefetch) {
-    return cacheline ? add_loop<true, BloomLayout::Cacheline512>(f, hashes, n, concurrent)
-                     : add_loop<true, BloomLayout::ParquetSbbf>(f, hashes, n, concurrent);
+    return cacheline ? add_loop<true, BloomLayout::Cacheline512>(f, hashes, n)
+                     : add_loop<true, BloomLayout::ParquetSbbf>(f, hashes, n);
   }
-  return cacheline ? add_loop<false, BloomLayout::Cacheline512>(f, hashes, n, concurrent)
-                   : add_loop<false, BloomLayout::ParquetSbbf>(f, hashes, n, concurrent);
+  return cacheline ? add_loop<false, BloomLayout::Cacheline512>(f, hashes, n)
+                   : add_loop<false, BloomLayout::ParquetSbbf>(f, hashes, n);
 }
 
 #endif  // HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128

@@ -1,7 +1,5 @@
 // The scalar reference backend: the layout functions in a loop, nothing else.
 // Every other backend must produce exactly what this one produces.
-#include <atomic>
-
 #include "probkit/detail/hash_keys.hpp"
 #include "probkit/detail/kernels.hpp"
 #include "probkit/layout/bloom.hpp"
@@ -10,28 +8,17 @@
 namespace probkit::detail {
 namespace {
 
-void or_word(std::uint32_t* word, std::uint32_t bits, bool concurrent) {
-  if (bits == 0) return;
-  if (concurrent) {
-    std::atomic_ref<std::uint32_t>(*word).fetch_or(bits, std::memory_order_relaxed);
-  } else {
-    *word |= bits;
-  }
-}
-
-void bloom_add(const BloomRef& f, const std::uint64_t* hashes, std::size_t n, bool concurrent) {
+void bloom_add(const BloomRef& f, const std::uint64_t* hashes, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) {
     const std::uint64_t h = hashes[i];
     const std::uint64_t b = layout::block_index(h, f.num_blocks);
     if (f.layout == BloomLayout::Cacheline512) {
       std::uint32_t* block = f.words + b * layout::kCachelineWords;
       const layout::CachelineMask m = layout::cacheline_mask(h, f.k);
-      for (std::uint32_t w = 0; w < layout::kCachelineWords; ++w) or_word(block + w, m.word[w], concurrent);
+      for (std::uint32_t w = 0; w < layout::kCachelineWords; ++w) block[w] |= m.word[w];
     } else {
       std::uint32_t* block = f.words + b * layout::kSbbfWords;
-      for (std::uint32_t w = 0; w < layout::kSbbfWords; ++w) {
-        or_word(block + w, layout::sbbf_word_bit(h, w), concurrent);
-      }
+      for (std::uint32_t w = 0; w < layout::kSbbfWords; ++w) block[w] |= layout::sbbf_word_bit(h, w);
     }
   }
 }

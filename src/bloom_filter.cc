@@ -92,7 +92,7 @@ void BloomFilter::add(const Keys& keys, Backend backend) {
   const unsigned workers = detail::workers_for(kb.n);
   const detail::BloomRef f = ref_of(storage_.data(), num_blocks_, k_, layout_);
   const auto insert = [&](const detail::BloomRef& into) {
-    return [&c, into](const std::uint64_t* h, std::size_t n) { c.kernels->bloom_add(into, h, n, false); };
+    return [&c, into](const std::uint64_t* h, std::size_t n) { c.kernels->bloom_add(into, h, n); };
   };
   if (workers <= 1) {
     detail::for_each_hash_chunk(*c.kernels, kb, hash_, 1,

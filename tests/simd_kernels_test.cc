@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 #include <hwy/targets.h>
 
-#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -12,7 +11,6 @@
 #include <random>
 #include <span>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "dispatch.hpp"  // set_supported_targets_for_test
@@ -180,65 +178,29 @@ TEST_F(SimdKernels, BloomMatchesScalar) {
           const std::uint32_t kk = layout == BloomLayout::Cacheline512 ? k : layout::kSbbfK;
           // Large filters get few k values: the kernels' loops do not depend on nb.
           if (nb > 1000 && kk != 7 && kk != 8 && kk != 16) continue;
-          for (bool concurrent : {false, true}) {
-            if (nb > 1000 && ((kk == 7 && concurrent) || (kk == 16 && !concurrent))) continue;
-            const std::size_t n = nb > 1000 ? 100000 : 3 + (k * 37 + nb) % 68;
-            const std::vector<std::uint64_t> h = hashes_for(rng_, n + 1);
-            const std::size_t off = (k + nb) % 2;  // unaligned hash pointer
-            Filter want(nb, kk, layout), got(nb, kk, layout);
-            // Add the first half, query all (half present, half mostly absent).
-            scalar_kernels().bloom_add(want.ref, h.data() + off, n / 2, concurrent);
-            t->kernels->bloom_add(got.ref, h.data() + off, n / 2, concurrent);
-            ASSERT_EQ(want.words, got.words) << "add: nb " << nb << " k " << kk << " n " << n;
-            std::vector<std::uint64_t> queries = random_u64(rng_, n);
-            for (std::size_t i = 0; i < n / 2; ++i) queries[2 * i] = h[off + i];
-            Misaligned<std::uint8_t> out_want(n, 0), out_got(n, 1 + k % 7);
-            const std::uint64_t hits_want =
-                scalar_kernels().bloom_contains(want.ref, queries.data(), n, out_want.data());
-            const std::uint64_t hits_got =
-                t->kernels->bloom_contains(got.ref, queries.data(), n, out_got.data());
-            ASSERT_EQ(hits_want, hits_got) << "contains: nb " << nb << " k " << kk;
-            ASSERT_EQ(0, std::memcmp(out_want.data(), out_got.data(), n));
-            ASSERT_EQ(hits_want, t->kernels->bloom_contains(got.ref, queries.data(), n, nullptr));
-            // Then the rest: adds onto a partly filled filter.
-            scalar_kernels().bloom_add(want.ref, h.data() + off + n / 2, n - n / 2, concurrent);
-            t->kernels->bloom_add(got.ref, h.data() + off + n / 2, n - n / 2, concurrent);
-            ASSERT_EQ(want.words, got.words) << "add 2: nb " << nb << " k " << kk;
-          }
+          const std::size_t n = nb > 1000 ? 100000 : 3 + (k * 37 + nb) % 68;
+          const std::vector<std::uint64_t> h = hashes_for(rng_, n + 1);
+          const std::size_t off = (k + nb) % 2;  // unaligned hash pointer
+          Filter want(nb, kk, layout), got(nb, kk, layout);
+          // Add the first half, query all (half present, half mostly absent).
+          scalar_kernels().bloom_add(want.ref, h.data() + off, n / 2);
+          t->kernels->bloom_add(got.ref, h.data() + off, n / 2);
+          ASSERT_EQ(want.words, got.words) << "add: nb " << nb << " k " << kk << " n " << n;
+          std::vector<std::uint64_t> queries = random_u64(rng_, n);
+          for (std::size_t i = 0; i < n / 2; ++i) queries[2 * i] = h[off + i];
+          Misaligned<std::uint8_t> out_want(n, 0), out_got(n, 1 + k % 7);
+          const std::uint64_t hits_want =
+              scalar_kernels().bloom_contains(want.ref, queries.data(), n, out_want.data());
+          const std::uint64_t hits_got =
+              t->kernels->bloom_contains(got.ref, queries.data(), n, out_got.data());
+          ASSERT_EQ(hits_want, hits_got) << "contains: nb " << nb << " k " << kk;
+          ASSERT_EQ(0, std::memcmp(out_want.data(), out_got.data(), n));
+          ASSERT_EQ(hits_want, t->kernels->bloom_contains(got.ref, queries.data(), n, nullptr));
+          // Then the rest: adds onto a partly filled filter.
+          scalar_kernels().bloom_add(want.ref, h.data() + off + n / 2, n - n / 2);
+          t->kernels->bloom_add(got.ref, h.data() + off + n / 2, n - n / 2);
+          ASSERT_EQ(want.words, got.words) << "add 2: nb " << nb << " k " << kk;
         }
-      }
-    }
-  }
-}
-
-// Threads adding to one small filter at once lose no bits: lost updates show
-// up as bits missing against the sequential reference (the filters stay about
-// half full, so later keys rarely set a lost bit again).
-TEST_F(SimdKernels, ConcurrentAddLosesNothing) {
-  constexpr unsigned kThreads = 4;
-  constexpr std::size_t kPerThread = 2500;
-  const std::vector<std::uint64_t> h = random_u64(rng_, kThreads * kPerThread);
-  for (const SimdTarget* t : targets_) {
-    SCOPED_TRACE(t->name);
-    for (BloomLayout layout : {BloomLayout::Cacheline512, BloomLayout::ParquetSbbf}) {
-      const bool cacheline = layout == BloomLayout::Cacheline512;
-      const std::uint32_t k = cacheline ? 3 : layout::kSbbfK;
-      const std::uint64_t nb = cacheline ? 64 : 256;  // 32768 or 65536 bits
-      for (int round = 0; round < 5; ++round) {
-        Filter want(nb, k, layout), got(nb, k, layout);
-        scalar_kernels().bloom_add(want.ref, h.data(), h.size(), false);
-        std::atomic<unsigned> ready{0};
-        std::vector<std::thread> pool;
-        for (unsigned w = 0; w < kThreads; ++w) {
-          pool.emplace_back([&, w] {
-            ready.fetch_add(1);
-            while (ready.load() < kThreads) {
-            }
-            t->kernels->bloom_add(got.ref, h.data() + w * kPerThread, kPerThread, true);
-          });
-        }
-        for (auto& th : pool) th.join();
-        ASSERT_EQ(want.words, got.words) << "round " << round;
       }
     }
   }

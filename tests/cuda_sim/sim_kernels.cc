@@ -66,7 +66,7 @@ cudaError_t launch_bloom_add(const BloomRef& f, const DeviceKeys& keys, HashSpec
   cuda_sim::enqueue(s, [=] {
     cuda_sim::require_device(f.words, filter_bytes(f), "filter");
     const auto h = hashes_of(keys, spec);
-    scalar_kernels().bloom_add(f, h.data(), h.size(), false);
+    scalar_kernels().bloom_add(f, h.data(), h.size());
   });
   return cudaSuccess;
 }

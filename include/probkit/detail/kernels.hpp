@@ -22,10 +22,9 @@ struct CpuKernels {
   // out[i] = hash of key begin + i, for i < count. Never called for Prehashed.
   void (*hash)(const KeyBatch& keys, std::size_t begin, std::size_t count, HashSpec spec,
                std::uint64_t* out);
-  // Sets the bits of n hashed keys. `concurrent`: other threads write the same
-  // filter at the same time, so word updates must be atomic.
-  void (*bloom_add)(const BloomRef& filter, const std::uint64_t* hashes, std::size_t n,
-                    bool concurrent);
+  // Sets the bits of n hashed keys. Never called by two threads on one block
+  // at once (src/bloom_filter.cc gives each worker its own blocks or copy).
+  void (*bloom_add)(const BloomRef& filter, const std::uint64_t* hashes, std::size_t n);
   // out[i] = 1 if hashed key i may be present else 0 (out may be null);
   // returns the number of 1s.
   std::uint64_t (*bloom_contains)(const BloomRef& filter, const std::uint64_t* hashes,
