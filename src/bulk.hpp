@@ -6,11 +6,12 @@
 #include <barrier>
 #include <cstddef>
 #include <cstdint>
-#include <thread>
+#include <functional>
 #include <vector>
 
 #include "probkit/detail/kernels.hpp"
 #include "probkit/layout/bloom.hpp"
+#include "worker_pool.hpp"
 
 namespace probkit::detail {
 
@@ -37,15 +38,11 @@ void for_each_hash_chunk(const CpuKernels& kernels, const KeyBatch& keys, HashSp
     run(0, 0, keys.n);
     return;
   }
-  std::vector<std::jthread> pool;
-  pool.reserve(workers - 1);
   const std::size_t per = (keys.n + workers - 1) / workers;
-  for (unsigned w = 1; w < workers; ++w) {
+  run_workers(workers, [&](unsigned w) {
     const std::size_t lo = std::min(keys.n, w * per);
-    const std::size_t hi = std::min(keys.n, lo + per);
-    pool.emplace_back(run, w, lo, hi);
-  }
-  run(0, 0, std::min(keys.n, per));
+    run(w, lo, std::min(keys.n, lo + per));
+  });
 }
 
 // Multi-threaded Bloom insertion without atomic word updates. Work proceeds in
@@ -101,10 +98,7 @@ void for_each_owned_hash_chunk(const CpuKernels& kernels, const KeyBatch& keys, 
       sync.arrive_and_wait();  // all inserted: the buffers may be refilled
     }
   };
-  std::vector<std::jthread> pool;
-  pool.reserve(workers - 1);
-  for (unsigned w = 1; w < workers; ++w) pool.emplace_back(run, w);
-  run(0);
+  run_workers(workers, run);
 }
 
 }  // namespace probkit::detail

@@ -1,0 +1,133 @@
+#include "worker_pool.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+namespace probkit::detail {
+namespace {
+
+void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#else
+  std::this_thread::yield();
+#endif
+}
+
+// How long an idle pool thread spins before it sleeps: long enough to bridge
+// the gap between back-to-back bulk calls, short enough not to waste a core.
+constexpr auto kSpin = std::chrono::milliseconds(2);
+
+// Set on pool threads and on a caller while it runs a pooled call: a nested
+// run_workers from there takes plain threads (the pool is busy with it).
+thread_local bool t_inside_pool = false;
+
+class Pool {
+ public:
+  // Never destroyed: its threads sleep on a condition variable when idle, and
+  // a process exits with them asleep.
+  static Pool& instance() {
+    static Pool* pool = new Pool;
+    return *pool;
+  }
+
+  bool try_run(unsigned workers, const std::function<void(unsigned)>& fn) {
+    if (t_inside_pool) return false;
+    std::unique_lock call(call_mutex_, std::try_to_lock);
+    if (!call.owns_lock()) return false;
+    while (threads_.size() + 1 < workers) {
+      const auto index = static_cast<unsigned>(threads_.size() + 1);
+      threads_.emplace_back([this, index, seen = state_.load() >> kWorkerBits] { loop(index, seen); });
+      // More threads than cores: spinning would steal the cores from the
+      // threads that have work, so idle threads sleep at once and waiters yield.
+      oversubscribed_.store(threads_.size() + 1 > std::max(1u, std::thread::hardware_concurrency()));
+    }
+    task_ = &fn;
+    remaining_.store(workers - 1, std::memory_order_relaxed);
+    {
+      std::lock_guard lock(sleep_mutex_);
+      const std::uint64_t generation = (state_.load(std::memory_order_relaxed) >> kWorkerBits) + 1;
+      state_.store(generation << kWorkerBits | workers, std::memory_order_release);
+    }
+    wake_.notify_all();
+    t_inside_pool = true;
+    fn(0);
+    t_inside_pool = false;
+    while (remaining_.load(std::memory_order_acquire) != 0) wait_a_moment();
+    task_ = nullptr;
+    return true;
+  }
+
+ private:
+  // A thread that sleeps through calls it has no part in may skip them: it
+  // reads the generation and that call's worker count in one load, so it
+  // never joins a call late or twice.
+  void loop(unsigned index, std::uint64_t seen) {
+    t_inside_pool = true;
+    for (;;) {
+      const auto spin_end =
+          std::chrono::steady_clock::now() + (oversubscribed_.load() ? std::chrono::milliseconds(0) : kSpin);
+      unsigned polls = 0;
+      std::uint64_t state;
+      while (((state = state_.load(std::memory_order_acquire)) >> kWorkerBits) == seen) {
+        cpu_relax();
+        if (++polls % 256 == 0 && std::chrono::steady_clock::now() > spin_end) {
+          std::unique_lock lock(sleep_mutex_);
+          wake_.wait(lock, [&] { return (state_.load(std::memory_order_acquire) >> kWorkerBits) != seen; });
+        }
+      }
+      seen = state >> kWorkerBits;
+      if (index < (state & kWorkerMask)) {
+        (*task_)(index);
+        remaining_.fetch_sub(1, std::memory_order_acq_rel);
+      }
+    }
+  }
+
+  void wait_a_moment() const {
+    if (oversubscribed_.load(std::memory_order_relaxed)) {
+      std::this_thread::yield();
+    } else {
+      cpu_relax();
+    }
+  }
+
+  std::mutex call_mutex_;  // one pooled call at a time
+  std::atomic<bool> oversubscribed_{false};
+  std::vector<std::thread> threads_;
+  static constexpr unsigned kWorkerBits = 16;  // probkit::threads() is at most 4096
+  static constexpr std::uint64_t kWorkerMask = (std::uint64_t{1} << kWorkerBits) - 1;
+  // generation << kWorkerBits | workers of that call (the caller included);
+  // the generation goes up by one per call.
+  std::atomic<std::uint64_t> state_{0};
+  std::atomic<unsigned> remaining_{0};  // pool workers still running the call
+  const std::function<void(unsigned)>* task_ = nullptr;
+  std::mutex sleep_mutex_;
+  std::condition_variable wake_;
+};
+
+}  // namespace
+
+void run_workers(unsigned workers, const std::function<void(unsigned)>& fn) {
+  if (workers <= 1) {
+    fn(0);
+    return;
+  }
+  if (Pool::instance().try_run(workers, fn)) return;
+  std::vector<std::jthread> threads;
+  threads.reserve(workers - 1);
+  for (unsigned w = 1; w < workers; ++w) threads.emplace_back(fn, w);
+  fn(0);
+}
+
+}  // namespace probkit::detail
