@@ -91,26 +91,21 @@ void BloomFilter::add(const Keys& keys, Backend backend) {
   const detail::KeyBatch& kb = keys.batch();
   const unsigned workers = detail::workers_for(kb.n);
   const detail::BloomRef f = ref_of(storage_.data(), num_blocks_, k_, layout_);
-  const auto insert = [&](const detail::BloomRef& into) {
-    return [&c, into](const std::uint64_t* h, std::size_t n) { c.kernels->bloom_add(into, h, n); };
-  };
-  if (workers <= 1) {
-    detail::for_each_hash_chunk(*c.kernels, kb, hash_, 1,
-                                [&](unsigned, std::size_t, const std::uint64_t* h, std::size_t n) {
-                                  insert(f)(h, n);
-                                });
-  } else if (storage_.size() <= kPrivateCopyMaxBytes && kb.n >= storage_.size() / 8) {
-    // A cache-sized filter: each extra worker fills a private copy, ORed in
-    // at the end (cheaper than sorting hashes by owner when the copy is small).
+  if (workers > 1 && (storage_.size() > kPrivateCopyMaxBytes || kb.n < storage_.size() / 8)) {
+    detail::for_each_owned_hash_chunk(*c.kernels, kb, hash_, workers, num_blocks_,
+                                      [&](const std::uint64_t* h, std::size_t n) { c.kernels->bloom_add(f, h, n); });
+  } else {
+    // Worker 0 fills the filter; each extra worker (cache-sized filters only)
+    // a private copy, ORed in at the end: cheaper than sorting hashes by owner
+    // when the copy is small.
     std::vector<detail::Storage> copies;
     for (unsigned w = 1; w < workers; ++w) copies.emplace_back(storage_.size());
     detail::for_each_hash_chunk(*c.kernels, kb, hash_, workers,
                                 [&](unsigned w, std::size_t, const std::uint64_t* h, std::size_t n) {
-                                  insert(w == 0 ? f : ref_of(copies[w - 1].data(), num_blocks_, k_, layout_))(h, n);
+                                  c.kernels->bloom_add(w == 0 ? f : ref_of(copies[w - 1].data(), num_blocks_, k_, layout_),
+                                                       h, n);
                                 });
     for (const detail::Storage& copy : copies) or_words(storage_.data(), copy.data(), storage_.size());
-  } else {
-    detail::for_each_owned_hash_chunk(*c.kernels, kb, hash_, workers, num_blocks_, insert(f));
   }
   detail::note_served(c.backend, c.target);
 }
