@@ -19,6 +19,7 @@
 #include "probkit/detail/hash_keys.hpp"
 #include "probkit/detail/key_batch.hpp"
 #include "probkit/layout/hash.hpp"
+#include "stream_prefetch.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace probkit::cpu::HWY_NAMESPACE {
@@ -168,6 +169,8 @@ void hash_fixed(const typename Hash::Key* keys, std::size_t count, HashSpec spec
   std::size_t i = 0;
   if (count >= step) {
     for (; i <= count - step; i += step) {
+      for (std::size_t b = 0; b < step * sizeof(*keys); b += 64)
+        prefetch_stream(keys + i + b / sizeof(*keys));
       hn::StoreU(hash(load_keys(keys + i)), d, out + i);
       for (std::size_t j = n; j < step; ++j) out[i + j] = hash_one(spec, keys[i + j]);
     }

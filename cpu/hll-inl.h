@@ -16,6 +16,7 @@
 #include <cstdint>
 
 #include "probkit/layout/hll.hpp"
+#include "stream_prefetch.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace probkit::cpu::HWY_NAMESPACE {
@@ -63,6 +64,7 @@ inline void hll_add(std::uint8_t* registers, std::uint32_t p, const std::uint64_
     const auto sentinel = hn::Set(d, std::uint64_t{1} << (64 - p));
     const auto one = hn::Set(d, std::uint64_t{1});
     for (; i + lanes <= n; i += lanes) {
+      prefetch_stream(hashes + i);  // pre-hashed keys come straight from memory
       const auto h = hn::LoadU(d, hashes + i);
       const auto w = hn::Or(hn::ShiftRightSame(h, static_cast<int>(p)), sentinel);
       const auto reg = gather_registers(d, registers, hn::And(h, index_mask));
