@@ -13,11 +13,14 @@
 #include <hwy/cache_control.h>
 #include <hwy/highway.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 
 #include "probkit/detail/kernels.hpp"
 #include "probkit/layout/bloom.hpp"
+#include "stream_prefetch.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace probkit::cpu::HWY_NAMESPACE {
@@ -168,6 +171,7 @@ std::uint64_t contains_loop(const detail::BloomRef& f, const std::uint64_t* hash
     if constexpr (kPrefetch) {
       if (i + kPrefetchDistance < n) prefetch_block<false>(f, hashes[i + kPrefetchDistance]);
     }
+    if (i % 8 == 0) prefetch_stream(hashes + i);
     const std::uint64_t h = hashes[i];
     const std::uint32_t* block = f.words + layout::block_index(h, f.num_blocks) * kWords;
     bool hit;
@@ -182,9 +186,136 @@ std::uint64_t contains_loop(const detail::BloomRef& f, const std::uint64_t* hash
   return hits;
 }
 
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+// AVX-512, cacheline512, k <= 8: two keys per 512-bit vector. Lanes 0-7 hold
+// key A's probes, lanes 8-15 key B's; one two-table permute reads both keys'
+// words from their two blocks (word indices 16..31 select block B), and one
+// masked test finds the missing probes of both. Block indices are computed in
+// scalar code: from a vector multiply, stored and reloaded, they were 1.1x
+// slower (the reloads wait on the store). Highway 1.0.3 has no two-table
+// lookup, hence intrinsics; tests/simd_kernels_test.cc holds it to the
+// reference.
+inline constexpr bool kCachelineK8Kernel = true;
+inline constexpr std::size_t kK8Group = 8;  // keys per loop step: one vector of hashes
+
+template <bool kPrefetch, bool kStore>
+std::uint64_t contains_cacheline_k8(const detail::BloomRef& f, const std::uint64_t* hashes,
+                                    std::size_t n, std::uint8_t* out) {
+  const __m512i salt = _mm512_broadcast_i32x8(
+      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(layout::kBloomSalt)));
+  // Key B's positions + 512: its word indices land in 16..31, the same bits.
+  const __m512i key_b_bias = _mm512_set_epi32(512, 512, 512, 512, 512, 512, 512, 512,  //
+                                              0, 0, 0, 0, 0, 0, 0, 0);
+  const __m512i bit_of = _mm512_set1_epi32(31);
+  const __m512i one = _mm512_set1_epi32(1);
+  const auto live = static_cast<__mmask16>(((1u << f.k) - 1) * 0x0101u);
+  // pick[j]: the low 32 bits of hash 2j in lanes 0-7, of hash 2j+1 in 8-15.
+  __m512i pick[kK8Group / 2];
+  for (int j = 0; j < 4; ++j) {
+    pick[j] = _mm512_set_epi32(4 * j + 2, 4 * j + 2, 4 * j + 2, 4 * j + 2, 4 * j + 2, 4 * j + 2,
+                               4 * j + 2, 4 * j + 2, 4 * j, 4 * j, 4 * j, 4 * j, 4 * j, 4 * j,
+                               4 * j, 4 * j);
+  }
+  if constexpr (kPrefetch) prefetch_first<false>(f, hashes, n);
+  std::uint64_t hits = 0;
+  std::size_t i = 0;
+  for (; i + kK8Group <= n; i += kK8Group) {
+    if constexpr (kPrefetch) {
+      for (std::size_t a = i + kPrefetchDistance; a < i + kPrefetchDistance + kK8Group && a < n;
+           ++a)
+        prefetch_block<false>(f, hashes[a]);
+    }
+    prefetch_stream(hashes + i);  // pre-hashed keys come straight from memory
+    const __m512i h = _mm512_loadu_si512(hashes + i);
+    std::uint64_t block[kK8Group];
+    for (std::size_t l = 0; l < kK8Group; ++l)
+      block[l] = layout::block_index(hashes[i + l], f.num_blocks);
+    std::uint64_t missing = 0;  // byte l: key i + l's missing probes
+    for (int j = 0; j < 4; ++j) {
+      const __m512i x = _mm512_permutexvar_epi32(pick[j], h);
+      const __m512i pos =
+          _mm512_add_epi32(_mm512_srli_epi32(_mm512_mullo_epi32(x, salt), 23), key_b_bias);
+      const __m512i words = _mm512_permutex2var_epi32(
+          _mm512_loadu_si512(f.words + block[2 * j] * layout::kCachelineWords),
+          _mm512_srli_epi32(pos, 5),
+          _mm512_loadu_si512(f.words + block[2 * j + 1] * layout::kCachelineWords));
+      const __m512i bit = _mm512_sllv_epi32(one, _mm512_and_si512(pos, bit_of));
+      missing |= std::uint64_t{_mm512_mask_testn_epi32_mask(live, words, bit)} << (16 * j);
+    }
+    // A key is present iff its byte of missing probes is zero.
+    const __mmask16 present = _mm_cmpeq_epi8_mask(
+        _mm_cvtsi64_si128(static_cast<long long>(missing)), _mm_setzero_si128());
+    hits += static_cast<std::uint64_t>(__builtin_popcount(present & 0xFFu));
+    if constexpr (kStore)
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(out + i), _mm_maskz_set1_epi8(present, 1));
+  }
+  const LiveProbes live_lanes(f.k);
+  for (; i < n; ++i) {
+    const std::uint64_t h = hashes[i];
+    const bool hit =
+        cacheline_test(f.words + layout::block_index(h, f.num_blocks) * layout::kCachelineWords, h,
+                       f.k, live_lanes);
+    hits += hit;
+    if constexpr (kStore) out[i] = hit;
+  }
+  return hits;
+}
+#elif HWY_TARGET == HWY_AVX2
+// AVX2, cacheline512, k <= 8: one key per 256-bit vector, probe i in lane i.
+// Each probe's word comes from the block's low or high half (vpermd on both,
+// blend on bit 3 of the word index); one vptest answers the key.
+inline constexpr bool kCachelineK8Kernel = true;
+
+template <bool kPrefetch, bool kStore>
+std::uint64_t contains_cacheline_k8(const detail::BloomRef& f, const std::uint64_t* hashes,
+                                    std::size_t n, std::uint8_t* out) {
+  const __m256i salt = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(layout::kBloomSalt));
+  const LiveProbes live_lanes(f.k);
+  const __m256i live = _mm256_load_si256(reinterpret_cast<const __m256i*>(live_lanes.lane));
+  const __m256i bit_of = _mm256_set1_epi32(31);
+  const __m256i one = _mm256_set1_epi32(1);
+  if constexpr (kPrefetch) prefetch_first<false>(f, hashes, n);
+  std::uint64_t hits = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if constexpr (kPrefetch) {
+      if (i + kPrefetchDistance < n) prefetch_block<false>(f, hashes[i + kPrefetchDistance]);
+    }
+    if (i % 8 == 0) prefetch_stream(hashes + i);
+    const std::uint64_t h = hashes[i];
+    const std::uint32_t* block =
+        f.words + layout::block_index(h, f.num_blocks) * layout::kCachelineWords;
+    const __m256i x = _mm256_set1_epi32(static_cast<int>(h));
+    const __m256i pos = _mm256_srli_epi32(_mm256_mullo_epi32(x, salt), 23);
+    const __m256i word = _mm256_srli_epi32(pos, 5);
+    const __m256 low = _mm256_castsi256_ps(_mm256_permutevar8x32_epi32(
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block)), word));
+    const __m256 high = _mm256_castsi256_ps(_mm256_permutevar8x32_epi32(
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 8)), word));
+    const __m256i words = _mm256_castps_si256(
+        _mm256_blendv_ps(low, high, _mm256_castsi256_ps(_mm256_slli_epi32(word, 28))));
+    const __m256i bits =
+        _mm256_and_si256(_mm256_sllv_epi32(one, _mm256_and_si256(pos, bit_of)), live);
+    const int hit = _mm256_testc_si256(words, bits);  // no bit of `bits` missing from `words`
+    hits += static_cast<std::uint64_t>(hit);
+    if constexpr (kStore) out[i] = static_cast<std::uint8_t>(hit);
+  }
+  return hits;
+}
+#else
+inline constexpr bool kCachelineK8Kernel = false;
+template <bool kPrefetch, bool kStore>
+std::uint64_t contains_cacheline_k8(const detail::BloomRef&, const std::uint64_t*, std::size_t,
+                                    std::uint8_t*) {
+  return 0;  // never called: kCachelineK8Kernel is false
+}
+#endif
+
 template <bool kPrefetch, bool kStore>
 std::uint64_t contains_layout(const detail::BloomRef& f, const std::uint64_t* hashes, std::size_t n,
                               std::uint8_t* out) {
+  if (kCachelineK8Kernel && f.layout == BloomLayout::Cacheline512 && f.k <= 8) {
+    return contains_cacheline_k8<kPrefetch, kStore>(f, hashes, n, out);
+  }
   return f.layout == BloomLayout::Cacheline512
              ? contains_loop<kPrefetch, kStore, BloomLayout::Cacheline512>(f, hashes, n, out)
              : contains_loop<kPrefetch, kStore, BloomLayout::ParquetSbbf>(f, hashes, n, out);
@@ -201,18 +332,21 @@ inline std::uint64_t bloom_contains(const detail::BloomRef& f, const std::uint64
                         : contains_layout<false, false>(f, hashes, n, out);
 }
 
-// cacheline512 add. All k positions come from one vector multiply; the bits are
-// then ORed in word by word. (Gathering the k bits into a 16-word mask in
-// registers costs a broadcast, a compare and a masked OR per probe per word
-// group: measured 1.6x slower than these k read-modify-writes on AVX3, 5x on
-// AVX2, 10x on SSE4.)
+// cacheline512 add: k read-modify-writes of the block's words, positions from
+// scalar multiplies. (Gathering the k bits into a 16-word mask in registers
+// costs a broadcast, a compare and a masked OR per probe per word group:
+// measured 1.6x slower than these k read-modify-writes on AVX3, 5x on AVX2,
+// 10x on SSE4; positions from one vector multiply, stored and reloaded, were
+// 1.3x slower on AVX3.) kK > 0 is k known at compile time: no loop control
+// between the probes.
+template <std::uint32_t kK>
 HWY_INLINE void cacheline_set(std::uint32_t* block, std::uint64_t h, std::uint32_t k) {
-  const DBlock d;
-  const auto x = hn::Set(d, static_cast<std::uint32_t>(h));
-  HWY_ALIGN std::uint32_t pos[layout::kCachelineWords];
-  for (std::size_t p = 0; p < k; p += hn::Lanes(d))
-    hn::Store(cacheline_positions(d, x, p), d, pos + p);
-  for (std::uint32_t i = 0; i < k; ++i) block[pos[i] >> 5] |= 1u << (pos[i] & 31);
+  const auto x = static_cast<std::uint32_t>(h);
+  const std::uint32_t probes = kK > 0 ? kK : k;
+  for (std::uint32_t i = 0; i < probes; ++i) {
+    const std::uint32_t a = layout::cacheline_probe(x, i);
+    block[a >> 5] |= 1u << (a & 31);
+  }
 }
 
 HWY_INLINE void sbbf_set(std::uint32_t* block, std::uint64_t h) {
@@ -223,34 +357,49 @@ HWY_INLINE void sbbf_set(std::uint32_t* block, std::uint64_t h) {
   }
 }
 
-template <bool kPrefetch, BloomLayout kLayout>
+template <bool kPrefetch, BloomLayout kLayout, std::uint32_t kK>
 void add_loop(const detail::BloomRef& f, const std::uint64_t* hashes, std::size_t n) {
   constexpr std::uint32_t kWords =
       kLayout == BloomLayout::Cacheline512 ? layout::kCachelineWords : layout::kSbbfWords;
+  std::uint32_t* const words = f.words;
+  const std::uint64_t num_blocks = f.num_blocks;
+  const std::uint32_t k = f.k;  // copies: the word stores may alias f
   if constexpr (kPrefetch) prefetch_first<true>(f, hashes, n);
   for (std::size_t i = 0; i < n; ++i) {
     if constexpr (kPrefetch) {
       if (i + kPrefetchDistance < n) prefetch_block<true>(f, hashes[i + kPrefetchDistance]);
     }
+    if (i % 8 == 0) prefetch_stream(hashes + i);
     const std::uint64_t h = hashes[i];
-    std::uint32_t* block = f.words + layout::block_index(h, f.num_blocks) * kWords;
+    std::uint32_t* block = words + layout::block_index(h, num_blocks) * kWords;
     if constexpr (kLayout == BloomLayout::Cacheline512) {
-      cacheline_set(block, h, f.k);
+      cacheline_set<kK>(block, h, k);
     } else {
       sbbf_set(block, h);
     }
   }
 }
 
+using AddLoop = void (*)(const detail::BloomRef&, const std::uint64_t*, std::size_t);
+
+// cacheline512 add loops for k = 1..16 (index k - 1), k compiled in.
+template <bool kPrefetch, std::uint32_t... kKs>
+constexpr std::array<AddLoop, sizeof...(kKs)> cacheline_add_loops(
+    std::integer_sequence<std::uint32_t, kKs...>) {
+  return {&add_loop<kPrefetch, BloomLayout::Cacheline512, kKs + 1>...};
+}
+
 inline void bloom_add(const detail::BloomRef& f, const std::uint64_t* hashes, std::size_t n) {
+  static constexpr auto kCachelineLoops = cacheline_add_loops<false>(
+      std::make_integer_sequence<std::uint32_t, layout::kMaxCachelineK>());
+  static constexpr auto kCachelinePrefetchLoops = cacheline_add_loops<true>(
+      std::make_integer_sequence<std::uint32_t, layout::kMaxCachelineK>());
   const bool prefetch = filter_bytes(f) >= kPrefetchMinBytes;
-  const bool cacheline = f.layout == BloomLayout::Cacheline512;
-  if (prefetch) {
-    return cacheline ? add_loop<true, BloomLayout::Cacheline512>(f, hashes, n)
-                     : add_loop<true, BloomLayout::ParquetSbbf>(f, hashes, n);
+  if (f.layout == BloomLayout::Cacheline512) {
+    return (prefetch ? kCachelinePrefetchLoops : kCachelineLoops)[f.k - 1](f, hashes, n);
   }
-  return cacheline ? add_loop<false, BloomLayout::Cacheline512>(f, hashes, n)
-                   : add_loop<false, BloomLayout::ParquetSbbf>(f, hashes, n);
+  return prefetch ? add_loop<true, BloomLayout::ParquetSbbf, 0>(f, hashes, n)
+                  : add_loop<false, BloomLayout::ParquetSbbf, 0>(f, hashes, n);
 }
 
 #endif  // HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
