@@ -1,7 +1,8 @@
 // Per-target key hashing: XXH64 and MurmurHash64A of u64 and u32 keys, one key
 // per 64-bit lane. Each step is the vector form of the layout function of the
 // same name (include/probkit/layout/); tests/simd_kernels_test.cc proves the
-// results equal the scalar reference. Strings use the reference loop.
+// results equal the scalar reference. Strings and the per-kind entry point are in
+// hash_keys-inl.h.
 
 // Toggling include guard: foreach_target.h includes this once per target.
 #if defined(PROBKIT_CPU_HASH_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -66,6 +67,10 @@ HWY_INLINE V64 xxh64_tail8(V64 h, V64 lane) {
 HWY_INLINE V64 xxh64_tail4(V64 h, V64 lane) {
   h = hn::Xor(h, mul64(lane, layout::kXxhPrime1));
   return hn::Add(mul64(rotl64<23>(h), layout::kXxhPrime2), hn::Set(D64(), layout::kXxhPrime3));
+}
+HWY_INLINE V64 xxh64_tail1(V64 h, V64 byte) {
+  h = hn::Xor(h, mul64(byte, layout::kXxhPrime5));
+  return mul64(rotl64<11>(h), layout::kXxhPrime1);
 }
 HWY_INLINE V64 xxh64_avalanche(V64 h) {
   h = mul64(hn::Xor(h, hn::ShiftRight<33>(h)), layout::kXxhPrime2);
@@ -176,26 +181,6 @@ void hash_fixed(const typename Hash::Key* keys, std::size_t count, HashSpec spec
     }
   }
   for (; i < count; ++i) out[i] = hash_one(spec, keys[i]);
-}
-
-inline void hash_keys(const detail::KeyBatch& keys, std::size_t begin, std::size_t count,
-                      HashSpec spec, std::uint64_t* out) {
-  const bool xxh = spec.kind == HashKind::Xxh64;
-  if (!kVectorHash) return detail::hash_keys_reference(keys, begin, count, spec, out);
-  switch (keys.kind) {
-    case detail::KeyKind::U64: {
-      const auto* k = static_cast<const std::uint64_t*>(keys.keys) + begin;
-      return xxh ? hash_fixed<Xxh64U64>(k, count, spec, out)
-                 : hash_fixed<Murmur64AU64>(k, count, spec, out);
-    }
-    case detail::KeyKind::U32: {
-      const auto* k = static_cast<const std::uint32_t*>(keys.keys) + begin;
-      return xxh ? hash_fixed<Xxh64U32>(k, count, spec, out)
-                 : hash_fixed<Murmur64AU32>(k, count, spec, out);
-    }
-    default:
-      return detail::hash_keys_reference(keys, begin, count, spec, out);
-  }
 }
 
 #endif  // HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128

@@ -7,7 +7,7 @@
 #include <hwy/highway.h>
 
 #include "bloom-inl.h"
-#include "hash-inl.h"
+#include "hash_keys-inl.h"
 #include "hll-inl.h"
 #include "probkit/detail/kernels.hpp"
 

@@ -3,6 +3,8 @@
 // DESIGN.md §6 at the level of cpu/simd.cc.
 #include <gtest/gtest.h>
 #include <hwy/targets.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -10,6 +12,7 @@
 #include <cstring>
 #include <random>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -17,6 +20,7 @@
 #include "probkit/backend.hpp"
 #include "probkit/bloom_filter.hpp"
 #include "probkit/detail/kernels.hpp"
+#include "probkit/layout/hash.hpp"
 #include "probkit/layout/hll.hpp"
 
 namespace probkit::detail {
@@ -129,23 +133,72 @@ TEST_F(SimdKernels, HashMatchesScalar) {
   }
 }
 
+// One string column: lengths drawn from `max_len`, stored back to back from
+// `first` into data that ends exactly at the last string's end (so the last
+// tails have no slack behind them).
+struct StringColumn {
+  std::vector<std::uint8_t> data;
+  std::vector<std::int32_t> off32;
+  std::vector<std::int64_t> off64;
+  StringColumn(std::mt19937_64& rng, std::size_t n, std::size_t max_len, std::size_t first) {
+    off64.push_back(static_cast<std::int64_t>(first));
+    for (std::size_t i = 0; i < n; ++i) {
+      off64.push_back(off64.back() + static_cast<std::int64_t>(rng() % (max_len + 1)));
+    }
+    data.resize(static_cast<std::size_t>(off64.back()));
+    for (auto& b : data) b = static_cast<std::uint8_t>(rng());
+    off32.assign(off64.begin(), off64.end());
+  }
+  KeyBatch batch(KeyKind kind) const {
+    KeyBatch kb;
+    kb.kind = kind;
+    kb.n = off64.size() - 1;
+    kb.keys = kind == KeyKind::Offsets32 ? static_cast<const void*>(off32.data())
+                                         : static_cast<const void*>(off64.data());
+    kb.data = data.data();
+    kb.data_size = data.size();
+    return kb;
+  }
+};
+
+// Strings are hashed in vector lanes whose 8-byte reads must stay inside the
+// data: every length 0..300 (short ones in every lane position, long ones
+// mixed in), data of 0..20 bytes, every start and count of a sub-batch.
 TEST_F(SimdKernels, HashStringsMatchScalar) {
-  std::vector<std::uint8_t> data(2000);
-  for (auto& b : data) b = static_cast<std::uint8_t>(rng_());
-  std::vector<std::int32_t> offsets{0};
-  while (offsets.back() < 1900) offsets.push_back(offsets.back() + static_cast<int>(rng_() % 70));
-  KeyBatch kb;
-  kb.kind = KeyKind::Offsets32;
-  kb.n = offsets.size() - 1;
-  kb.keys = offsets.data();
-  kb.data = data.data();
-  kb.data_size = data.size();
+  const HashSpec specs[] = {HashSpec{},
+                            HashSpec::redis(),
+                            {HashKind::Xxh64, 0x9e3779b97f4a7c15ULL},
+                            {HashKind::Murmur64A, 0}};
+  std::vector<StringColumn> columns;
+  for (std::size_t max_len : {0, 1, 3, 7, 8, 9, 15, 16, 17, 31, 32, 40, 300}) {
+    columns.emplace_back(rng_, 203, max_len, max_len % 5);
+  }
+  for (std::size_t n = 0; n <= 20; ++n) columns.emplace_back(rng_, n, n % 9, 0);  // tiny data
   for (const SimdTarget* t : targets_) {
-    for (HashSpec spec : {HashSpec{}, HashSpec::redis()}) {
-      std::vector<std::uint64_t> want(kb.n), got(kb.n);
-      scalar_kernels().hash(kb, 0, kb.n, spec, want.data());
-      t->kernels->hash(kb, 0, kb.n, spec, got.data());
-      ASSERT_EQ(want, got) << t->name;
+    SCOPED_TRACE(t->name);
+    for (const StringColumn& col : columns) {
+      for (KeyKind kind : {KeyKind::Offsets32, KeyKind::Offsets64}) {
+        const KeyBatch kb = col.batch(kind);
+        for (const HashSpec& spec : specs) {
+          std::vector<std::uint64_t> want(kb.n);
+          scalar_kernels().hash(kb, 0, kb.n, spec, want.data());
+          for (std::size_t l = 0; l < kb.n; ++l) {  // the reference is the layout function
+            const auto at = static_cast<std::size_t>(col.off64[l]);
+            ASSERT_EQ(want[l], layout::hash_bytes(spec, col.data.data() + at,
+                                                  static_cast<std::size_t>(col.off64[l + 1]) - at));
+          }
+          for (std::size_t begin : {std::size_t{0}, std::size_t{1}, std::size_t{5}}) {
+            if (begin > kb.n) continue;
+            const std::size_t count = kb.n - begin;
+            Misaligned<std::uint64_t> got(count, 1);
+            t->kernels->hash(kb, begin, count, spec, got.data());
+            ASSERT_EQ(std::vector<std::uint64_t>(want.begin() + begin, want.end()),
+                      std::vector<std::uint64_t>(got.data(), got.data() + count))
+                << "kind " << int(kind) << " strings " << kb.n << " bytes " << col.data.size()
+                << " begin " << begin << " seed " << spec.seed;
+          }
+        }
+      }
     }
   }
 }
@@ -226,6 +279,52 @@ TEST_F(SimdKernels, HllMatchesScalar) {
         scalar_kernels().hll_add(want.data(), p, h.data(), n);
         t->kernels->hll_add(got.data(), p, h.data(), n);
         ASSERT_EQ(want, got) << "p " << p << " n " << n << " (second pass)";
+      }
+    }
+  }
+}
+
+// Bytes that end exactly where an unmapped page begins: a kernel that reads
+// one byte past them faults.
+class GuardedBytes {
+ public:
+  explicit GuardedBytes(std::span<const std::uint8_t> bytes) {
+    const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+    span_ = (bytes.size() + page - 1) / page * page;
+    void* p =
+        mmap(nullptr, span_ + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::runtime_error("mmap failed");
+    base_ = static_cast<std::uint8_t*>(p);
+    if (mprotect(base_ + span_, page, PROT_NONE) != 0) throw std::runtime_error("mprotect failed");
+    data_ = base_ + span_ - bytes.size();
+    std::memcpy(data_, bytes.data(), bytes.size());
+    page_ = page;
+  }
+  ~GuardedBytes() { munmap(base_, span_ + page_); }
+  GuardedBytes(const GuardedBytes&) = delete;
+  GuardedBytes& operator=(const GuardedBytes&) = delete;
+  const std::uint8_t* data() const { return data_; }
+
+ private:
+  std::uint8_t* base_ = nullptr;
+  std::uint8_t* data_ = nullptr;
+  std::size_t span_ = 0, page_ = 0;
+};
+
+TEST_F(SimdKernels, HashStringsReadNothingPastTheData) {
+  for (std::size_t max_len : {1, 7, 9, 16, 31}) {
+    for (std::size_t n : {1, 7, 8, 9, 64}) {
+      const StringColumn col(rng_, n, max_len, 0);
+      const GuardedBytes guarded(col.data);
+      KeyBatch kb = col.batch(KeyKind::Offsets32);
+      kb.data = guarded.data();
+      for (const SimdTarget* t : targets_) {
+        for (const HashSpec& spec : {HashSpec{}, HashSpec::redis()}) {
+          std::vector<std::uint64_t> want(n), got(n);
+          scalar_kernels().hash(kb, 0, n, spec, want.data());
+          t->kernels->hash(kb, 0, n, spec, got.data());
+          ASSERT_EQ(want, got) << t->name << " strings " << n << " bytes " << col.data.size();
+        }
       }
     }
   }

@@ -1,0 +1,178 @@
+// Per-target hash_keys: every key kind -> 64-bit hashes. Fixed-width keys use
+// hash-inl.h; Arrow-style string batches are hashed one string per 64-bit
+// lane, each lane walking its own string with gathers, for both XXH64 and
+// MurmurHash64A. tests/simd_kernels_test.cc holds the results to the scalar
+// reference for lengths 0..300 and every alignment.
+
+#if defined(PROBKIT_CPU_HASH_KEYS_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef PROBKIT_CPU_HASH_KEYS_INL_H_
+#undef PROBKIT_CPU_HASH_KEYS_INL_H_
+#else
+#define PROBKIT_CPU_HASH_KEYS_INL_H_
+#endif
+
+#include <hwy/highway.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "hash-inl.h"
+#include "probkit/detail/hash_keys.hpp"
+#include "probkit/detail/key_batch.hpp"
+#include "probkit/layout/hash.hpp"
+#include "stream_prefetch.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace probkit::cpu::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+#if HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
+
+// Strings in vectors need a native 64-bit multiply. HLL add of 16-byte strings
+// in cache, one thread, M keys/s: AVX3 vector 370-390 vs scalar loop 205-220;
+// AVX2 (4 lanes, emulated multiply) vector 126-138 vs scalar loop 180-214.
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+inline constexpr bool kVectorStrings = true;
+#else
+inline constexpr bool kVectorStrings = false;
+#endif
+
+// Strings this long or longer take XXH64's four-accumulator path: the scalar
+// loop hashes them (a lane of 32+ bytes would hold the others back anyway).
+inline constexpr std::uint64_t kVectorStringMax = 31;
+
+template <class Offset>
+HWY_INLINE V64 load_offsets(const Offset* p) {
+  const D64 d;
+  if constexpr (sizeof(Offset) == 8) {
+    return hn::BitCast(d, hn::LoadU(hn::RebindToSigned<D64>(), p));
+  } else {  // non-negative (validated): sign extension is zero extension
+    return hn::BitCast(
+        d, hn::PromoteTo(hn::RebindToSigned<D64>(), hn::LoadU(hn::Rebind<std::int32_t, D64>(), p)));
+  }
+}
+
+// Little-endian 8 bytes at data + offset per lane. Inactive lanes read at 0:
+// the caller only asks when data holds at least 8 bytes.
+HWY_INLINE V64 gather8(const std::uint8_t* data, hn::Mask<D64> active, V64 offset) {
+  const D64 d;
+  const hn::RebindToSigned<D64> di;
+  const V64 at = hn::IfThenElseZero(active, offset);
+  return hn::GatherOffset(d, reinterpret_cast<const std::uint64_t*>(data), hn::BitCast(di, at));
+}
+
+// The hash of the string at data[lo, lo + len) per lane, for lanes with
+// len <= kVectorStringMax; other lanes' results are garbage for the caller to
+// replace.
+template <bool kXxh>
+HWY_INLINE V64 hash_short_strings(const std::uint8_t* data, std::size_t data_size, V64 lo, V64 len,
+                                  HashSpec spec) {
+  const D64 d;
+  const auto is_short = hn::Lt(len, hn::Set(d, kVectorStringMax + 1));
+  V64 h = kXxh ? hn::Add(hn::Set(d, spec.seed + layout::kXxhPrime5), len)
+               : hn::Xor(hn::Set(d, spec.seed), mul64(len, layout::kMurmurM));
+  // Whole 8-byte lanes: at most three for a short string.
+  const V64 whole = hn::And(len, hn::Set(d, ~std::uint64_t{7}));
+  for (std::uint64_t c = 0; c < kVectorStringMax; c += 8) {
+    const auto active = hn::And(is_short, hn::Lt(hn::Set(d, c), whole));
+    if (hn::AllFalse(d, active)) break;
+    const V64 lane = gather8(data, active, hn::Add(lo, hn::Set(d, c)));
+    h = hn::IfThenElse(active, kXxh ? xxh64_tail8(h, lane) : murmur64a_block(h, lane), h);
+  }
+  // The last len % 8 bytes: one 8-byte window ending no later than the data's
+  // end, shifted down so that its first byte is the tail's first.
+  const V64 rest = hn::And(len, hn::Set(d, 7));
+  const auto has_rest = hn::And(is_short, hn::Ne(rest, hn::Zero(d)));
+  if (!hn::AllFalse(d, has_rest)) {
+    const V64 at = hn::Add(lo, whole);
+    const V64 start = hn::Min(at, hn::Set(d, static_cast<std::uint64_t>(data_size - 8)));
+    V64 tail = hn::Shr(gather8(data, has_rest, start), hn::ShiftLeft<3>(hn::Sub(at, start)));
+    if constexpr (kXxh) {
+      const auto has4 = hn::And(has_rest, hn::Gt(rest, hn::Set(d, 3)));
+      const V64 word4 = hn::And(tail, hn::Set(d, std::uint64_t{0xFFFFFFFF}));
+      h = hn::IfThenElse(has4, xxh64_tail4(h, word4), h);
+      tail = hn::IfThenElse(has4, hn::ShiftRight<32>(tail), tail);
+      const V64 bytes = hn::IfThenElse(has4, hn::Sub(rest, hn::Set(d, 4)), rest);
+      for (std::uint64_t j = 0; j < 3; ++j) {
+        const auto more = hn::And(has_rest, hn::Lt(hn::Set(d, j), bytes));
+        h = hn::IfThenElse(more, xxh64_tail1(h, hn::And(tail, hn::Set(d, std::uint64_t{0xFF}))), h);
+        tail = hn::ShiftRight<8>(tail);
+      }
+    } else {
+      // rest in 1..7: the mask below keeps its 8 * rest low bits.
+      const V64 keep = hn::Sub(hn::Shl(hn::Set(d, std::uint64_t{1}), hn::ShiftLeft<3>(rest)),
+                               hn::Set(d, std::uint64_t{1}));
+      h = hn::IfThenElse(has_rest, mul64(hn::Xor(h, hn::And(tail, keep)), layout::kMurmurM), h);
+    }
+  }
+  return kXxh ? xxh64_avalanche(h) : murmur64a_finish(h);
+}
+
+template <class Offset>
+void hash_strings(const detail::KeyBatch& keys, std::size_t begin, std::size_t count, HashSpec spec,
+                  std::uint64_t* out) {
+  const auto* offsets = static_cast<const Offset*>(keys.keys) + begin;
+  const std::uint8_t* data = keys.data;
+  const D64 d;
+  const std::size_t n = hn::Lanes(d);
+  const bool xxh = spec.kind == HashKind::Xxh64;
+  std::size_t i = 0;
+  // Windows are 8 bytes: smaller data (a handful of tiny strings) stays scalar.
+  if (keys.data_size >= 8 && count >= n) {
+    HWY_ALIGN std::uint64_t len_of[HWY_MAX_BYTES / 8];
+    for (; i <= count - n; i += n) {
+      prefetch_stream(offsets + i);
+      const V64 lo = load_offsets(offsets + i);
+      const V64 len = hn::Sub(load_offsets(offsets + i + 1), lo);
+      prefetch_stream(data + hn::GetLane(lo));  // string bytes: two lines per group of 8x16
+      prefetch_stream(data + hn::GetLane(lo) + 64);
+      const V64 h = xxh ? hash_short_strings<true>(data, keys.data_size, lo, len, spec)
+                        : hash_short_strings<false>(data, keys.data_size, lo, len, spec);
+      hn::StoreU(h, d, out + i);
+      if (HWY_UNLIKELY(!hn::AllTrue(d, hn::Lt(len, hn::Set(d, kVectorStringMax + 1))))) {
+        hn::Store(len, d, len_of);
+        for (std::size_t l = 0; l < n; ++l) {
+          if (len_of[l] <= kVectorStringMax) continue;
+          const auto at = static_cast<std::size_t>(offsets[i + l]);
+          out[i + l] = layout::hash_bytes(spec, data + at, static_cast<std::size_t>(len_of[l]));
+        }
+      }
+    }
+  }
+  if (i < count) detail::hash_keys_reference(keys, begin + i, count - i, spec, out + i);
+}
+
+inline void hash_keys(const detail::KeyBatch& keys, std::size_t begin, std::size_t count,
+                      HashSpec spec, std::uint64_t* out) {
+  const bool xxh = spec.kind == HashKind::Xxh64;
+  if (!kVectorHash) return detail::hash_keys_reference(keys, begin, count, spec, out);
+  switch (keys.kind) {
+    case detail::KeyKind::U64: {
+      const auto* k = static_cast<const std::uint64_t*>(keys.keys) + begin;
+      return xxh ? hash_fixed<Xxh64U64>(k, count, spec, out)
+                 : hash_fixed<Murmur64AU64>(k, count, spec, out);
+    }
+    case detail::KeyKind::U32: {
+      const auto* k = static_cast<const std::uint32_t*>(keys.keys) + begin;
+      return xxh ? hash_fixed<Xxh64U32>(k, count, spec, out)
+                 : hash_fixed<Murmur64AU32>(k, count, spec, out);
+    }
+    case detail::KeyKind::Offsets32:
+      if (kVectorStrings) return hash_strings<std::int32_t>(keys, begin, count, spec, out);
+      break;
+    case detail::KeyKind::Offsets64:
+      if (kVectorStrings) return hash_strings<std::int64_t>(keys, begin, count, spec, out);
+      break;
+    default:
+      break;
+  }
+  detail::hash_keys_reference(keys, begin, count, spec, out);
+}
+
+#endif  // HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
+
+}  // namespace probkit::cpu::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#endif  // PROBKIT_CPU_HASH_KEYS_INL_H_
