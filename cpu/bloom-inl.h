@@ -262,8 +262,11 @@ std::uint64_t contains_cacheline_k8(const detail::BloomRef& f, const std::uint64
 }
 #elif HWY_TARGET == HWY_AVX2
 // AVX2, cacheline512, k <= 8: one key per 256-bit vector, probe i in lane i.
-// Each probe's word comes from the block's low or high half (vpermd on both,
-// blend on bit 3 of the word index); one vptest answers the key.
+// Everything comes from the product p = x * salt (position = p >> 23): the
+// word's low three bits (p >> 28) index vpermd on both halves of the block,
+// the word's top bit (p's sign bit) blends them, and 1 << (position & 31) is
+// shifted out of a vector holding 1 only in the k live lanes. One vptest
+// answers the key.
 inline constexpr bool kCachelineK8Kernel = true;
 
 template <bool kPrefetch, bool kStore>
@@ -271,9 +274,9 @@ std::uint64_t contains_cacheline_k8(const detail::BloomRef& f, const std::uint64
                                     std::size_t n, std::uint8_t* out) {
   const __m256i salt = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(layout::kBloomSalt));
   const LiveProbes live_lanes(f.k);
-  const __m256i live = _mm256_load_si256(reinterpret_cast<const __m256i*>(live_lanes.lane));
+  const __m256i live_one = _mm256_and_si256(
+      _mm256_load_si256(reinterpret_cast<const __m256i*>(live_lanes.lane)), _mm256_set1_epi32(1));
   const __m256i bit_of = _mm256_set1_epi32(31);
-  const __m256i one = _mm256_set1_epi32(1);
   if constexpr (kPrefetch) prefetch_first<false>(f, hashes, n);
   std::uint64_t hits = 0;
   for (std::size_t i = 0; i < n; ++i) {
@@ -284,17 +287,16 @@ std::uint64_t contains_cacheline_k8(const detail::BloomRef& f, const std::uint64
     const std::uint64_t h = hashes[i];
     const std::uint32_t* block =
         f.words + layout::block_index(h, f.num_blocks) * layout::kCachelineWords;
-    const __m256i x = _mm256_set1_epi32(static_cast<int>(h));
-    const __m256i pos = _mm256_srli_epi32(_mm256_mullo_epi32(x, salt), 23);
-    const __m256i word = _mm256_srli_epi32(pos, 5);
+    const __m256i product = _mm256_mullo_epi32(_mm256_set1_epi32(static_cast<int>(h)), salt);
+    const __m256i word = _mm256_srli_epi32(product, 28);  // vpermd reads its low 3 bits
     const __m256 low = _mm256_castsi256_ps(_mm256_permutevar8x32_epi32(
         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block)), word));
     const __m256 high = _mm256_castsi256_ps(_mm256_permutevar8x32_epi32(
         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 8)), word));
-    const __m256i words = _mm256_castps_si256(
-        _mm256_blendv_ps(low, high, _mm256_castsi256_ps(_mm256_slli_epi32(word, 28))));
+    const __m256i words =
+        _mm256_castps_si256(_mm256_blendv_ps(low, high, _mm256_castsi256_ps(product)));
     const __m256i bits =
-        _mm256_and_si256(_mm256_sllv_epi32(one, _mm256_and_si256(pos, bit_of)), live);
+        _mm256_sllv_epi32(live_one, _mm256_and_si256(_mm256_srli_epi32(product, 23), bit_of));
     const int hit = _mm256_testc_si256(words, bits);  // no bit of `bits` missing from `words`
     hits += static_cast<std::uint64_t>(hit);
     if constexpr (kStore) out[i] = static_cast<std::uint8_t>(hit);
