@@ -45,6 +45,21 @@ void for_each_hash_chunk(const CpuKernels& kernels, const KeyBatch& keys, HashSp
   });
 }
 
+// floor(x / d) for x < 2^40 by a multiply: a 64-bit division per key cost
+// more than the insertion it routes. x * floor((2^64 - 1) / d) / 2^64 is below
+// x / d by less than 2x / 2^64, so at most one too small; one check fixes it.
+class Divider {
+ public:
+  explicit Divider(std::uint64_t d) : d_(d), inverse_(~std::uint64_t{0} / d) {}
+  std::uint64_t operator()(std::uint64_t x) const {
+    const auto q = static_cast<std::uint64_t>((static_cast<unsigned __int128>(x) * inverse_) >> 64);
+    return q + ((q + 1) * d_ <= x ? 1 : 0);
+  }
+
+ private:
+  std::uint64_t d_, inverse_;
+};
+
 // Multi-threaded Bloom insertion without atomic word updates. Work proceeds in
 // rounds: each worker hashes its next slice of keys and sorts the hashes by
 // owner (worker w owns blocks [w nb / W, (w+1) nb / W)); after a barrier each
@@ -62,6 +77,7 @@ void for_each_owned_hash_chunk(const CpuKernels& kernels, const KeyBatch& keys, 
   std::vector<std::vector<std::uint64_t>> sorted(workers, std::vector<std::uint64_t>(kRound));
   std::vector<std::vector<std::size_t>> starts(workers, std::vector<std::size_t>(workers + 1));
   std::barrier sync(static_cast<std::ptrdiff_t>(workers));
+  const Divider owner_of(num_blocks);  // block b belongs to worker b * workers / num_blocks
 
   auto run = [&](unsigned w) {
     std::vector<std::uint64_t> hashes(kRound);
@@ -82,7 +98,7 @@ void for_each_owned_hash_chunk(const CpuKernels& kernels, const KeyBatch& keys, 
       }
       std::fill(fill.begin(), fill.end(), 0);
       for (std::size_t i = 0; i < count; ++i) {
-        owner[i] = static_cast<std::uint32_t>(layout::block_index(hashes[i], num_blocks) * workers / num_blocks);
+        owner[i] = static_cast<std::uint32_t>(owner_of(layout::block_index(hashes[i], num_blocks) * workers));
         ++fill[owner[i]];
       }
       std::vector<std::size_t>& start = starts[w];
