@@ -53,9 +53,12 @@ inline constexpr bool kGatherRegisters = true;
 // A key raises register M iff rank > M, i.e. iff the bits above the index have
 // at least M trailing zeros: (w & (2^M - 1)) == 0 with w = layout's rank input.
 // That needs no trailing-zero count (Highway 1.0.3 has none): the rank is only
-// computed, by the layout function, for the rare lanes that pass.
-inline void hll_add(std::uint8_t* registers, std::uint32_t p, const std::uint64_t* hashes,
-                    std::size_t n) {
+// computed, by the layout function, for the rare lanes that pass. With a floor
+// (every register is at least that) the same test against it comes first and
+// needs no gather: once the registers have grown, most vectors stop there.
+template <bool kFloor>
+void hll_add_loop(std::uint8_t* registers, std::uint32_t p, const std::uint64_t* hashes,
+                  std::size_t n, std::uint8_t floor) {
   const hn::ScalableTag<std::uint64_t> d;
   const std::size_t lanes = hn::Lanes(d);
   std::size_t i = 0;
@@ -63,10 +66,15 @@ inline void hll_add(std::uint8_t* registers, std::uint32_t p, const std::uint64_
     const auto index_mask = hn::Set(d, (std::uint64_t{1} << p) - 1);
     const auto sentinel = hn::Set(d, std::uint64_t{1} << (64 - p));
     const auto one = hn::Set(d, std::uint64_t{1});
+    // floor <= 65 - p < 64 (no rank exceeds it), so the shift is defined.
+    const auto below_floor = hn::Set(d, (std::uint64_t{1} << floor) - 1);
     for (; i + lanes <= n; i += lanes) {
       prefetch_stream(hashes + i);  // pre-hashed keys come straight from memory
       const auto h = hn::LoadU(d, hashes + i);
       const auto w = hn::Or(hn::ShiftRightSame(h, static_cast<int>(p)), sentinel);
+      if constexpr (kFloor) {
+        if (HWY_LIKELY(hn::AllFalse(d, hn::Eq(hn::And(w, below_floor), hn::Zero(d))))) continue;
+      }
       const auto reg = gather_registers(d, registers, hn::And(h, index_mask));
       const auto below = hn::Sub(hn::Shl(one, reg), one);  // reg <= 65 - p < 64
       const auto raises = hn::Eq(hn::And(w, below), hn::Zero(d));
@@ -76,6 +84,13 @@ inline void hll_add(std::uint8_t* registers, std::uint32_t p, const std::uint64_
     }
   }
   for (; i < n; ++i) hll_update(registers, p, hashes[i]);
+}
+
+inline void hll_add(std::uint8_t* registers, std::uint32_t p, const std::uint64_t* hashes,
+                    std::size_t n, std::uint8_t floor) {
+  // A floor of 0 screens out nothing: skip the test.
+  return floor > 0 ? hll_add_loop<true>(registers, p, hashes, n, floor)
+                   : hll_add_loop<false>(registers, p, hashes, n, floor);
 }
 
 #endif  // HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128

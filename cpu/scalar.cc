@@ -52,7 +52,9 @@ std::uint64_t bloom_contains(const BloomRef& f, const std::uint64_t* hashes, std
   return hits;
 }
 
-void hll_add(std::uint8_t* registers, std::uint32_t p, const std::uint64_t* hashes, std::size_t n) {
+// The reference reads every key's register: the floor is only a hint.
+void hll_add(std::uint8_t* registers, std::uint32_t p, const std::uint64_t* hashes, std::size_t n,
+             std::uint8_t /*floor*/) {
   for (std::size_t i = 0; i < n; ++i) {
     const std::uint32_t j = layout::hll_index(hashes[i], p);
     const std::uint8_t r = layout::hll_rank(hashes[i], p);

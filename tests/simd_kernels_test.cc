@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -272,13 +273,20 @@ TEST_F(SimdKernels, HllMatchesScalar) {
         if (n > 0) h[n / 2] = 0;
         const std::size_t off = p % 2;
         std::vector<std::uint8_t> want(std::size_t{1} << p), got(want.size());
-        scalar_kernels().hll_add(want.data(), p, h.data() + off, n);
-        t->kernels->hll_add(got.data(), p, h.data() + off, n);
+        scalar_kernels().hll_add(want.data(), p, h.data() + off, n, 0);
+        t->kernels->hll_add(got.data(), p, h.data() + off, n, 0);
         ASSERT_EQ(want, got) << "p " << p << " n " << n;
-        // A second pass over warm registers (the common case: no register rises).
-        scalar_kernels().hll_add(want.data(), p, h.data(), n);
-        t->kernels->hll_add(got.data(), p, h.data(), n);
+        // More passes over warm registers, told their true floor (the smallest
+        // register): the same keys again (no register rises), then fresh keys
+        // (registers at the floor rise to floor + 1 and beyond).
+        const std::uint8_t floor = *std::min_element(got.begin(), got.end());
+        scalar_kernels().hll_add(want.data(), p, h.data(), n, floor);
+        t->kernels->hll_add(got.data(), p, h.data(), n, floor);
         ASSERT_EQ(want, got) << "p " << p << " n " << n << " (second pass)";
+        const std::vector<std::uint64_t> fresh = random_u64(rng_, n);
+        scalar_kernels().hll_add(want.data(), p, fresh.data(), n, floor);
+        t->kernels->hll_add(got.data(), p, fresh.data(), n, floor);
+        ASSERT_EQ(want, got) << "p " << p << " n " << n << " floor " << int(floor) << " (fresh keys)";
       }
     }
   }

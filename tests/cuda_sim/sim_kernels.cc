@@ -101,7 +101,7 @@ cudaError_t launch_hll_add(std::uint8_t* registers, std::uint32_t p, const Devic
   cuda_sim::enqueue(s, [=] {
     cuda_sim::require_device(registers, std::size_t{1} << p, "registers");
     const auto h = hashes_of(keys, spec);
-    scalar_kernels().hll_add(registers, p, h.data(), h.size());
+    scalar_kernels().hll_add(registers, p, h.data(), h.size(), 0);
   });
   return cudaSuccess;
 }

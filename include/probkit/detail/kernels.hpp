@@ -29,9 +29,11 @@ struct CpuKernels {
   // returns the number of 1s.
   std::uint64_t (*bloom_contains)(const BloomRef& filter, const std::uint64_t* hashes,
                                   std::size_t n, std::uint8_t* out);
-  // registers[j] = max(registers[j], rank) for each hashed key.
+  // registers[j] = max(registers[j], rank) for each hashed key. Every
+  // register is >= floor (0 is always true): a backend may skip, without
+  // reading its register, a key whose rank cannot exceed the floor.
   void (*hll_add)(std::uint8_t* registers, std::uint32_t p, const std::uint64_t* hashes,
-                  std::size_t n);
+                  std::size_t n, std::uint8_t floor);
 };
 
 const CpuKernels& scalar_kernels();
