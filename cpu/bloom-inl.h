@@ -14,6 +14,7 @@
 #include <hwy/highway.h>
 
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -346,8 +347,11 @@ HWY_INLINE void cacheline_set(std::uint32_t* block, std::uint64_t h, std::uint32
   const auto x = static_cast<std::uint32_t>(h);
   const std::uint32_t probes = kK > 0 ? kK : k;
   for (std::uint32_t i = 0; i < probes; ++i) {
-    const std::uint32_t a = layout::cacheline_probe(x, i);
-    block[a >> 5] |= 1u << (a & 31);
+    // position = product >> 23 (layout::cacheline_probe): its word is
+    // product >> 28, its bit the low five bits of the product rotated by 23
+    // (one rorx; the shift takes its count mod 32, so the mask is free).
+    const std::uint32_t product = x * layout::bloom_salt(i);
+    block[product >> 28] |= 1u << (std::rotr(product, 23) & 31);
   }
 }
 
@@ -374,6 +378,12 @@ void add_loop(const detail::BloomRef& f, const std::uint64_t* hashes, std::size_
     if (i % 8 == 0) prefetch_stream(hashes + i);
     const std::uint64_t h = hashes[i];
     std::uint32_t* block = words + layout::block_index(h, num_blocks) * kWords;
+#if HWY_ARCH_X86
+    // One register for the block's address, so that each probe's store
+    // addresses block + 4 * word directly (GCC otherwise recomputes it with
+    // an lea per probe from the filter base and the block offset).
+    asm("" : "+r"(block));
+#endif
     if constexpr (kLayout == BloomLayout::Cacheline512) {
       cacheline_set<kK>(block, h, k);
     } else {
