@@ -13,9 +13,11 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "dispatch.hpp"
+#include "key_columns.hpp"
 #include "probkit/probkit.hpp"
 
 #if defined(PROBKIT_WITH_CUDA)
@@ -30,6 +32,12 @@ using probkit::BloomLayout;
 using probkit::HyperLogLog;
 using probkit::KeyMemory;
 using probkit::Keys;
+using probkit::test::InputCase;
+using probkit::test::KeyColumn;
+using probkit::test::KeyKind;
+using probkit::test::key_kind_name;
+using probkit::test::kAllKeyKinds;
+using probkit::test::make_values;
 
 // ---------------------------------------------------------------------------
 // CPU: the per-element schedules the kernels use equal the reference layout.
@@ -174,58 +182,23 @@ class DeviceVector {
   std::size_t n_ = 0;
 };
 
-enum class Kind { U32, U64, Prehashed, Str32, Str64, Views };
-const Kind kKinds[] = {Kind::U32, Kind::U64, Kind::Prehashed, Kind::Str32, Kind::Str64, Kind::Views};
-const char* name(Kind k) {
-  switch (k) {
-    case Kind::U32: return "u32";
-    case Kind::U64: return "u64";
-    case Kind::Prehashed: return "prehashed";
-    case Kind::Str32: return "str32";
-    case Kind::Str64: return "str64";
-    case Kind::Views: return "views";
+// n keys of every kind from one list of values (tests/key_columns.hpp), so
+// that every kind holds the same keys; strings of 0 .. 40 bytes (both XXH64
+// paths).
+class KeySet {
+ public:
+  KeySet(std::size_t n, std::uint64_t seed) : n_(n) {
+    const InputCase shape{"cuda", n, 0, 0, 40};
+    const std::vector<std::uint64_t> values = make_values(shape, seed);
+    for (KeyKind k : kAllKeyKinds) columns_.push_back(std::make_unique<KeyColumn>(k, values, shape));
   }
-  return "?";
-}
+  const KeyColumn& column(KeyKind k) const { return *columns_[static_cast<std::size_t>(k)]; }
+  Keys host(KeyKind k) const { return column(k).keys(); }
+  std::size_t size() const { return n_; }
 
-// n keys of every kind; strings of 0 .. 40 bytes (both XXH64 paths).
-struct KeySet {
-  std::vector<std::uint32_t> u32;
-  std::vector<std::uint64_t> u64;
-  std::vector<std::int32_t> off32;
-  std::vector<std::int64_t> off64;
-  std::vector<std::uint8_t> bytes;
-  std::vector<std::string_view> views;
-
-  KeySet(std::size_t n, std::uint64_t seed) : u32(n), u64(n), off32(n + 1), off64(n + 1) {
-    std::mt19937_64 rng(seed);
-    for (std::size_t i = 0; i < n; ++i) {
-      u64[i] = rng();
-      u32[i] = static_cast<std::uint32_t>(u64[i] >> 17);
-      off32[i] = static_cast<std::int32_t>(bytes.size());
-      off64[i] = static_cast<std::int64_t>(bytes.size());
-      const std::size_t len = rng() % 41;
-      for (std::size_t j = 0; j < len; ++j) bytes.push_back(static_cast<std::uint8_t>(rng()));
-    }
-    off32[n] = static_cast<std::int32_t>(bytes.size());
-    off64[n] = static_cast<std::int64_t>(bytes.size());
-    for (std::size_t i = 0; i < n; ++i) {
-      views.emplace_back(reinterpret_cast<const char*>(bytes.data()) + off64[i],
-                         static_cast<std::size_t>(off64[i + 1] - off64[i]));
-    }
-  }
-
-  Keys host(Kind k) const {
-    switch (k) {
-      case Kind::U32: return Keys(std::span<const std::uint32_t>(u32));
-      case Kind::U64: return Keys(std::span<const std::uint64_t>(u64));
-      case Kind::Prehashed: return Keys(probkit::Prehashed{u64});
-      case Kind::Str32: return Keys(probkit::StringBatch<std::int32_t>{off32, bytes});
-      case Kind::Str64: return Keys(probkit::StringBatch<std::int64_t>{off64, bytes});
-      case Kind::Views: return Keys(std::span<const std::string_view>(views));
-    }
-    return Keys(std::span<const std::uint64_t>());
-  }
+ private:
+  std::size_t n_;
+  std::vector<std::unique_ptr<KeyColumn>> columns_;  // indexed by KeyKind
 };
 
 // Key sets are reused across layouts and tests: generating 10^6 strings costs more than using them.
@@ -236,28 +209,27 @@ const KeySet& keyset(std::size_t n, std::uint64_t seed) {
   return *slot;
 }
 
-// The same keys in device memory (string_views have no device form).
-struct DeviceKeySet {
-  DeviceVector<std::uint32_t> u32;
-  DeviceVector<std::uint64_t> u64;
-  DeviceVector<std::int32_t> off32;
-  DeviceVector<std::int64_t> off64;
-  DeviceVector<std::uint8_t> bytes;
+// The same keys in device memory (string_views have no device form): each
+// call copies the arrays its batch needs; the copies live as long as this.
+class DeviceKeySet {
+ public:
+  explicit DeviceKeySet(const KeySet& host) : host_(host) {}
 
-  explicit DeviceKeySet(const KeySet& h) : u32(h.u32), u64(h.u64), off32(h.off32), off64(h.off64), bytes(h.bytes) {}
-
-  Keys keys(Kind k, KeyMemory where) const {
-    switch (k) {
-      case Kind::U32: return Keys(u32.cspan(), where);
-      case Kind::U64: return Keys(u64.cspan(), where);
-      case Kind::Prehashed: return Keys(probkit::Prehashed{u64.cspan()}, where);
-      case Kind::Str32: return Keys(probkit::StringBatch<std::int32_t>{off32.cspan(), bytes.cspan()}, where);
-      case Kind::Str64: return Keys(probkit::StringBatch<std::int64_t>{off64.cspan(), bytes.cspan()}, where);
-      case Kind::Views: break;
-    }
-    ADD_FAILURE() << "no device form for " << name(k);
-    return Keys(u64.cspan(), where);
+  Keys keys(KeyKind k, KeyMemory where) const {
+    if (k == KeyKind::Views) ADD_FAILURE() << "no device form for " << key_kind_name(k);
+    return host_.column(k).keys_in(
+        [this](const auto& v) {
+          using T = typename std::decay_t<decltype(v)>::value_type;
+          auto copy = std::make_shared<DeviceVector<T>>(v);
+          copies_.push_back(copy);
+          return copy->cspan();
+        },
+        where);
   }
+
+ private:
+  const KeySet& host_;
+  mutable std::vector<std::shared_ptr<void>> copies_;
 };
 
 // Not multiples of a warp or a CTA. The simulator (tests/cuda_sim) runs the
@@ -275,22 +247,22 @@ BloomFilter make_filter(BloomLayout layout, std::size_t n) {
 }
 
 // The filter built and queried on the device equals the scalar reference.
-void expect_bloom_identity(BloomLayout layout, Kind kind, std::size_t n, bool device_keys, KeyMemory where) {
-  SCOPED_TRACE(std::string(name(kind)) + " n=" + std::to_string(n) +
+void expect_bloom_identity(BloomLayout layout, KeyKind kind, std::size_t n, bool device_keys, KeyMemory where) {
+  SCOPED_TRACE(std::string(key_kind_name(kind)) + " n=" + std::to_string(n) +
                (layout == BloomLayout::ParquetSbbf ? " sbbf" : " cacheline512") +
                (device_keys ? " device keys" : " host keys"));
   const KeySet& inserted = keyset(n, 1000 + n);
   const KeySet& queried = keyset(n + 17, 2000 + n);
   BloomFilter ref = make_filter(layout, n);
   ref.add(inserted.host(kind), Backend::Scalar);
-  std::vector<std::uint8_t> ref_hits(queried.u64.size());
+  std::vector<std::uint8_t> ref_hits(queried.size());
   ref.contains(queried.host(kind), ref_hits, Backend::Scalar);
   const std::uint64_t ref_count = ref.count(queried.host(kind), Backend::Scalar);
 
   BloomFilter dev = make_filter(layout, n);
   dev.to_device(0);
   ASSERT_TRUE(dev.on_device());
-  std::vector<std::uint8_t> hits(queried.u64.size(), 7);
+  std::vector<std::uint8_t> hits(queried.size(), 7);
   std::uint64_t count = 0;
   if (device_keys) {
     const DeviceKeySet di(inserted), dq(queried);
@@ -315,7 +287,7 @@ void expect_bloom_identity(BloomLayout layout, Kind kind, std::size_t n, bool de
 TEST(CudaBloom, IdentityHostKeys) {
   PROBKIT_REQUIRE_GPU();
   for (BloomLayout layout : {BloomLayout::Cacheline512, BloomLayout::ParquetSbbf}) {
-    for (Kind kind : kKinds) {
+    for (KeyKind kind : kAllKeyKinds) {
       for (std::size_t n : kSizes) expect_bloom_identity(layout, kind, n, false, KeyMemory::Detect);
     }
   }
@@ -324,8 +296,8 @@ TEST(CudaBloom, IdentityHostKeys) {
 TEST(CudaBloom, IdentityDeviceKeys) {
   PROBKIT_REQUIRE_GPU();
   for (BloomLayout layout : {BloomLayout::Cacheline512, BloomLayout::ParquetSbbf}) {
-    for (Kind kind : kKinds) {
-      if (kind == Kind::Views) continue;
+    for (KeyKind kind : kAllKeyKinds) {
+      if (kind == KeyKind::Views) continue;
       for (std::size_t n : kSizes) {
         expect_bloom_identity(layout, kind, n, true, KeyMemory::Detect);
         expect_bloom_identity(layout, kind, n, true, KeyMemory::Device);
@@ -339,11 +311,11 @@ TEST(CudaBloom, EveryKOnDeviceMatchesScalar) {
   const KeySet keys(20000, 5);
   for (std::uint32_t k = 1; k <= 16; ++k) {
     BloomFilter ref(300, k), dev(300, k);
-    ref.add(keys.host(Kind::U64), Backend::Scalar);
+    ref.add(keys.host(KeyKind::U64), Backend::Scalar);
     dev.to_device();
-    dev.add(keys.host(Kind::U64));
+    dev.add(keys.host(KeyKind::U64));
     EXPECT_TRUE(dev == ref) << "k=" << k;
-    EXPECT_EQ(dev.count(keys.host(Kind::U32)), ref.count(keys.host(Kind::U32), Backend::Scalar)) << "k=" << k;
+    EXPECT_EQ(dev.count(keys.host(KeyKind::U32)), ref.count(keys.host(KeyKind::U32), Backend::Scalar)) << "k=" << k;
   }
 }
 
@@ -351,10 +323,10 @@ TEST(CudaBloom, SeveralStreamsAndAsyncTwins) {
   PROBKIT_REQUIRE_GPU();
   const KeySet a(100003, 1), b(70001, 2), q(50000, 3);
   BloomFilter ref(5000, 9);
-  ref.add(a.host(Kind::U64), Backend::Scalar);
-  ref.add(b.host(Kind::Str64), Backend::Scalar);
-  std::vector<std::uint8_t> ref_hits(q.u64.size());
-  ref.contains(q.host(Kind::U64), ref_hits, Backend::Scalar);
+  ref.add(a.host(KeyKind::U64), Backend::Scalar);
+  ref.add(b.host(KeyKind::Str64), Backend::Scalar);
+  std::vector<std::uint8_t> ref_hits(q.size());
+  ref.contains(q.host(KeyKind::U64), ref_hits, Backend::Scalar);
 
   cudaStream_t s1 = nullptr, s2 = nullptr;
   ASSERT_EQ(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking), cudaSuccess);
@@ -363,16 +335,16 @@ TEST(CudaBloom, SeveralStreamsAndAsyncTwins) {
     BloomFilter dev(5000, 9);
     dev.to_device();
     const DeviceKeySet da(a);
-    dev.add_async(da.keys(Kind::U64, KeyMemory::Device), s1);
+    dev.add_async(da.keys(KeyKind::U64, KeyMemory::Device), s1);
     ASSERT_EQ(cudaStreamSynchronize(s1), cudaSuccess);
-    dev.add_async(b.host(Kind::Str64), s2);  // host keys: staged on s2
+    dev.add_async(b.host(KeyKind::Str64), s2);  // host keys: staged on s2
     ASSERT_EQ(cudaStreamSynchronize(s2), cudaSuccess);
     EXPECT_TRUE(dev == ref);
     const DeviceKeySet dq(q);
-    DeviceVector<std::uint8_t> out(q.u64.size());
-    dev.contains_async(dq.keys(Kind::U64, KeyMemory::Detect), out.span(), s1);
+    DeviceVector<std::uint8_t> out(q.size());
+    dev.contains_async(dq.keys(KeyKind::U64, KeyMemory::Detect), out.span(), s1);
     DeviceVector<std::uint64_t> dcount(1);
-    dev.count_async(dq.keys(Kind::U64, KeyMemory::Detect), dcount.span().data(), s2);
+    dev.count_async(dq.keys(KeyKind::U64, KeyMemory::Detect), dcount.span().data(), s2);
     ASSERT_EQ(cudaStreamSynchronize(s1), cudaSuccess);
     ASSERT_EQ(cudaStreamSynchronize(s2), cudaSuccess);
     EXPECT_EQ(out.to_host(), ref_hits);
@@ -380,8 +352,8 @@ TEST(CudaBloom, SeveralStreamsAndAsyncTwins) {
     for (std::uint8_t h : ref_hits) ref_count += h;
     EXPECT_EQ(dcount.to_host()[0], ref_count);
     // The sync form on a stream waits for it.
-    std::vector<std::uint8_t> hits(q.u64.size());
-    dev.contains(q.host(Kind::U64), hits, s1);
+    std::vector<std::uint8_t> hits(q.size());
+    dev.contains(q.host(KeyKind::U64), hits, s1);
     EXPECT_EQ(hits, ref_hits);
   }
   cudaStreamDestroy(s1);
@@ -393,8 +365,8 @@ TEST(CudaBloom, UnionIntersectionAndClearOnDevice) {
   const KeySet a(30000, 21), b(30000, 22);
   for (BloomLayout layout : {BloomLayout::Cacheline512, BloomLayout::ParquetSbbf}) {
     BloomFilter ra = make_filter(layout, 30000), rb = make_filter(layout, 30000);
-    ra.add(a.host(Kind::U64), Backend::Scalar);
-    rb.add(b.host(Kind::U64), Backend::Scalar);
+    ra.add(a.host(KeyKind::U64), Backend::Scalar);
+    rb.add(b.host(KeyKind::U64), Backend::Scalar);
     BloomFilter da = ra, db = rb;
     da.to_device();
     db.to_device();
@@ -427,7 +399,7 @@ TEST(CudaBloom, ResidenceRoundTripAndSerializeFromDevice) {
   const KeySet keys(12345, 9);
   for (BloomLayout layout : {BloomLayout::Cacheline512, BloomLayout::ParquetSbbf}) {
     BloomFilter f = make_filter(layout, 12345);
-    f.add(keys.host(Kind::Str32), Backend::Scalar);
+    f.add(keys.host(KeyKind::Str32), Backend::Scalar);
     const std::vector<std::uint8_t> bytes = f.serialize();
     f.to_device(0);
     EXPECT_EQ(f.device(), 0);
@@ -447,26 +419,26 @@ TEST(CudaBloom, CpuBackendsOnADeviceObjectAreErrors) {
   BloomFilter f(64, 6);
   f.to_device();
   const BloomFilter before = f;
-  EXPECT_THROW(f.add(keys.host(Kind::U64), Backend::Scalar), probkit::Error);
-  EXPECT_THROW(f.add(keys.host(Kind::U64), Backend::Simd), probkit::Error);
+  EXPECT_THROW(f.add(keys.host(KeyKind::U64), Backend::Scalar), probkit::Error);
+  EXPECT_THROW(f.add(keys.host(KeyKind::U64), Backend::Simd), probkit::Error);
   std::vector<std::uint8_t> out(100);
-  EXPECT_THROW(f.contains(keys.host(Kind::U64), out, Backend::Scalar), probkit::Error);
-  EXPECT_THROW((void)f.count(keys.host(Kind::U64), Backend::Scalar), probkit::Error);
+  EXPECT_THROW(f.contains(keys.host(KeyKind::U64), out, Backend::Scalar), probkit::Error);
+  EXPECT_THROW((void)f.count(keys.host(KeyKind::U64), Backend::Scalar), probkit::Error);
   EXPECT_TRUE(f == before);
   HyperLogLog h(12);
   h.to_device();
-  EXPECT_THROW(h.add(keys.host(Kind::U64), Backend::Scalar), probkit::Error);
+  EXPECT_THROW(h.add(keys.host(KeyKind::U64), Backend::Scalar), probkit::Error);
   EXPECT_THROW(f.to_device(1 << 20), probkit::Error);  // no such device
   EXPECT_TRUE(f.on_device());
   // Keys in device memory for a host object: an error, not a crash.
   const DeviceKeySet dk(keys);
   BloomFilter host(64, 6);
-  EXPECT_THROW(host.add(dk.keys(Kind::U64, KeyMemory::Device)), probkit::Error);
-  EXPECT_THROW(host.add(dk.keys(Kind::Str64, KeyMemory::Detect)), probkit::Error);  // detected
+  EXPECT_THROW(host.add(dk.keys(KeyKind::U64, KeyMemory::Device)), probkit::Error);
+  EXPECT_THROW(host.add(dk.keys(KeyKind::Str64, KeyMemory::Detect)), probkit::Error);  // detected
   std::vector<std::uint8_t> hits(100);
-  EXPECT_THROW(host.contains(dk.keys(Kind::U32, KeyMemory::Device), hits), probkit::Error);
+  EXPECT_THROW(host.contains(dk.keys(KeyKind::U32, KeyMemory::Device), hits), probkit::Error);
   HyperLogLog hh(10);
-  EXPECT_THROW(hh.add(dk.keys(Kind::U64, KeyMemory::Device)), probkit::Error);
+  EXPECT_THROW(hh.add(dk.keys(KeyKind::U64, KeyMemory::Device)), probkit::Error);
   EXPECT_TRUE(host == BloomFilter(64, 6));
 }
 
@@ -476,11 +448,12 @@ TEST(CudaBloom, BadDeviceOffsetsAreRejectedBeforeAnyWrite) {
   BloomFilter f(64, 6);
   f.to_device();
   const BloomFilter before = f;
-  std::vector<std::int64_t> bad = keys.off64;
+  const KeyColumn& strings64 = keys.column(KeyKind::Str64);
+  std::vector<std::int64_t> bad = strings64.offsets64();
   bad[500] = bad[499] - 1;  // decreasing
   {
     const DeviceVector<std::int64_t> off(bad);
-    const DeviceVector<std::uint8_t> data(keys.bytes);
+    const DeviceVector<std::uint8_t> data(strings64.bytes());
     try {
       f.add(Keys(probkit::StringBatch<std::int64_t>{off.cspan(), data.cspan()}, KeyMemory::Device));
       FAIL() << "decreasing device offsets were accepted";
@@ -488,11 +461,12 @@ TEST(CudaBloom, BadDeviceOffsetsAreRejectedBeforeAnyWrite) {
       EXPECT_NE(std::string(e.what()).find("offsets[500]"), std::string::npos) << e.what();
     }
   }
-  std::vector<std::int32_t> beyond = keys.off32;
-  beyond.back() = static_cast<std::int32_t>(keys.bytes.size() + 1);  // past the data
+  const KeyColumn& strings32 = keys.column(KeyKind::Str32);
+  std::vector<std::int32_t> beyond = strings32.offsets32();
+  beyond.back() = static_cast<std::int32_t>(strings32.bytes().size() + 1);  // past the data
   {
     const DeviceVector<std::int32_t> off(beyond);
-    const DeviceVector<std::uint8_t> data(keys.bytes);
+    const DeviceVector<std::uint8_t> data(strings32.bytes());
     EXPECT_THROW(f.add(Keys(probkit::StringBatch<std::int32_t>{off.cspan(), data.cspan()})), probkit::Error);
   }
   EXPECT_TRUE(f == before);
@@ -525,8 +499,8 @@ TEST(CudaBloom, LongStringsFromHost) {
 
 // ---------------------------------------------------------------------------
 
-void expect_hll_identity(std::uint32_t p, Kind kind, std::size_t n, bool device_keys) {
-  SCOPED_TRACE(std::string(name(kind)) + " p=" + std::to_string(p) + " n=" + std::to_string(n) +
+void expect_hll_identity(std::uint32_t p, KeyKind kind, std::size_t n, bool device_keys) {
+  SCOPED_TRACE(std::string(key_kind_name(kind)) + " p=" + std::to_string(p) + " n=" + std::to_string(n) +
                (device_keys ? " device keys" : " host keys"));
   const KeySet& keys = keyset(n, 3000 + n);
   HyperLogLog ref(p);
@@ -548,10 +522,10 @@ void expect_hll_identity(std::uint32_t p, Kind kind, std::size_t n, bool device_
 TEST(CudaHll, Identity) {
   PROBKIT_REQUIRE_GPU();
   for (std::uint32_t p : {4u, 14u, 18u}) {
-    for (Kind kind : kKinds) {
+    for (KeyKind kind : kAllKeyKinds) {
       for (std::size_t n : kSizes) {
         expect_hll_identity(p, kind, n, false);
-        if (kind != Kind::Views) expect_hll_identity(p, kind, n, true);
+        if (kind != KeyKind::Views) expect_hll_identity(p, kind, n, true);
       }
     }
   }
@@ -561,15 +535,15 @@ TEST(CudaHll, RedisModeStreamsMergeAndSerialize) {
   PROBKIT_REQUIRE_GPU();
   const KeySet a(200001, 31), b(150001, 32);
   HyperLogLog ref = HyperLogLog::redis();
-  ref.add(a.host(Kind::Views), Backend::Scalar);
+  ref.add(a.host(KeyKind::Views), Backend::Scalar);
   HyperLogLog ref_b = HyperLogLog::redis();
-  ref_b.add(b.host(Kind::U64), Backend::Scalar);
+  ref_b.add(b.host(KeyKind::U64), Backend::Scalar);
 
   cudaStream_t s = nullptr;
   ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
   HyperLogLog dev = HyperLogLog::redis();
   dev.to_device();
-  dev.add_async(a.host(Kind::Views), s);
+  dev.add_async(a.host(KeyKind::Views), s);
   ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
   EXPECT_TRUE(dev == ref);
   EXPECT_EQ(dev.to_redis(), ref.to_redis());
@@ -578,7 +552,7 @@ TEST(CudaHll, RedisModeStreamsMergeAndSerialize) {
   HyperLogLog dev_b = HyperLogLog::redis();
   dev_b.to_device();
   const DeviceKeySet db(b);
-  dev_b.add(db.keys(Kind::U64, KeyMemory::Device), s);
+  dev_b.add(db.keys(KeyKind::U64, KeyMemory::Device), s);
   HyperLogLog merged = ref;
   merged.merge(ref_b);
   dev.merge(dev_b);
@@ -589,7 +563,7 @@ TEST(CudaHll, RedisModeStreamsMergeAndSerialize) {
   HyperLogLog small(10);
   small.to_device();
   HyperLogLog big(16);
-  big.add(a.host(Kind::U64), Backend::Scalar);
+  big.add(a.host(KeyKind::U64), Backend::Scalar);
   HyperLogLog small_ref(10);
   small_ref.merge(big);
   small.merge(big);

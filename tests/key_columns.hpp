@@ -111,21 +111,33 @@ class KeyColumn {
   KeyColumn& operator=(const KeyColumn&) = delete;
 
   Keys keys() const {
+    return keys_in([](const auto& v) { return std::span(v); }, KeyMemory::Detect);
+  }
+
+  // The same batch over copies of this column's arrays: copy(const
+  // std::vector<T>&) returns a std::span<const T> of the copy (device memory,
+  // in the CUDA tests), kept alive by the caller. String views have no copy:
+  // they stay the host's.
+  template <class Copy>
+  Keys keys_in(Copy&& copy, KeyMemory where) const {
     const std::size_t n = n_, o = offset_;
     switch (kind_) {
-      case KeyKind::U32: return Keys(std::span<const std::uint32_t>(u32_).subspan(o, n));
-      case KeyKind::U64: return Keys(std::span<const std::uint64_t>(u64_).subspan(o, n));
-      case KeyKind::Prehashed: return Keys(Prehashed{std::span<const std::uint64_t>(u64_).subspan(o, n)});
+      case KeyKind::U32: return Keys(copy(u32_).subspan(o, n), where);
+      case KeyKind::U64: return Keys(copy(u64_).subspan(o, n), where);
+      case KeyKind::Prehashed: return Keys(Prehashed{copy(u64_).subspan(o, n)}, where);
       case KeyKind::Str32:
-        return Keys(StringBatch<std::int32_t>{std::span<const std::int32_t>(off32_).subspan(o),
-                                              std::span<const std::uint8_t>(bytes_)});
+        return Keys(StringBatch<std::int32_t>{copy(off32_).subspan(o), copy(bytes_)}, where);
       case KeyKind::Str64:
-        return Keys(StringBatch<std::int64_t>{std::span<const std::int64_t>(off64_).subspan(o),
-                                              std::span<const std::uint8_t>(bytes_)});
+        return Keys(StringBatch<std::int64_t>{copy(off64_).subspan(o), copy(bytes_)}, where);
       case KeyKind::Views: return Keys(std::span<const std::string_view>(views_).subspan(o, n));
     }
     return Keys(std::span<const std::uint64_t>());
   }
+
+  // A string column's offsets (from key 0) and bytes, to build bad batches from.
+  std::vector<std::int32_t> offsets32() const { return {off32_.begin() + offset_, off32_.end()}; }
+  std::vector<std::int64_t> offsets64() const { return {off64_.begin() + offset_, off64_.end()}; }
+  const std::vector<std::uint8_t>& bytes() const { return bytes_; }
 
   // The bytes key i is hashed as (its little-endian bytes or its string).
   std::string_view key_bytes(std::size_t i) const {
