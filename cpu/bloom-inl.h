@@ -160,12 +160,11 @@ HWY_INLINE bool sbbf_test(const std::uint32_t* block, std::uint64_t h) {
   return hn::AllTrue(d, hn::Eq(missing, hn::Zero(d)));
 }
 
-template <bool kPrefetch, bool kStore, BloomLayout kLayout>
-std::uint64_t contains_loop(const detail::BloomRef& f, const std::uint64_t* hashes, std::size_t n,
-                            std::uint8_t* out) {
-  constexpr std::uint32_t kWords =
-      kLayout == BloomLayout::Cacheline512 ? layout::kCachelineWords : layout::kSbbfWords;
-  const LiveProbes live(f.k);
+// The per-key contains loop: block prefetching for large filters, the key
+// stream, the answer bytes and the count. test(block, h) answers one key.
+template <bool kPrefetch, bool kStore, std::uint32_t kWords, class Test>
+HWY_INLINE std::uint64_t contains_each(const detail::BloomRef& f, const std::uint64_t* hashes,
+                                       std::size_t n, std::uint8_t* out, const Test& test) {
   if constexpr (kPrefetch) prefetch_first<false>(f, hashes, n);
   std::uint64_t hits = 0;
   for (std::size_t i = 0; i < n; ++i) {
@@ -174,17 +173,27 @@ std::uint64_t contains_loop(const detail::BloomRef& f, const std::uint64_t* hash
     }
     if (i % 8 == 0) prefetch_stream(hashes + i);
     const std::uint64_t h = hashes[i];
-    const std::uint32_t* block = f.words + layout::block_index(h, f.num_blocks) * kWords;
-    bool hit;
-    if constexpr (kLayout == BloomLayout::Cacheline512) {
-      hit = cacheline_test(block, h, f.k, live);
-    } else {
-      hit = sbbf_test(block, h);
-    }
+    const bool hit = test(f.words + layout::block_index(h, f.num_blocks) * kWords, h);
     hits += hit;
     if constexpr (kStore) out[i] = hit;
   }
   return hits;
+}
+
+template <bool kPrefetch, bool kStore, BloomLayout kLayout>
+std::uint64_t contains_loop(const detail::BloomRef& f, const std::uint64_t* hashes, std::size_t n,
+                            std::uint8_t* out) {
+  if constexpr (kLayout == BloomLayout::Cacheline512) {
+    const LiveProbes live(f.k);
+    return contains_each<kPrefetch, kStore, layout::kCachelineWords>(
+        f, hashes, n, out, [&](const std::uint32_t* block, std::uint64_t h) {
+          return cacheline_test(block, h, f.k, live);
+        });
+  } else {
+    return contains_each<kPrefetch, kStore, layout::kSbbfWords>(
+        f, hashes, n, out,
+        [](const std::uint32_t* block, std::uint64_t h) { return sbbf_test(block, h); });
+  }
 }
 
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
@@ -250,16 +259,9 @@ std::uint64_t contains_cacheline_k8(const detail::BloomRef& f, const std::uint64
     if constexpr (kStore)
       _mm_storel_epi64(reinterpret_cast<__m128i*>(out + i), _mm_maskz_set1_epi8(present, 1));
   }
-  const LiveProbes live_lanes(f.k);
-  for (; i < n; ++i) {
-    const std::uint64_t h = hashes[i];
-    const bool hit =
-        cacheline_test(f.words + layout::block_index(h, f.num_blocks) * layout::kCachelineWords, h,
-                       f.k, live_lanes);
-    hits += hit;
-    if constexpr (kStore) out[i] = hit;
-  }
-  return hits;
+  // The last n % 8 keys, one at a time.
+  return hits + contains_loop<false, kStore, BloomLayout::Cacheline512>(f, hashes + i, n - i,
+                                                                        kStore ? out + i : nullptr);
 }
 #elif HWY_TARGET == HWY_AVX2
 // AVX2, cacheline512, k <= 8: one key per 256-bit vector, probe i in lane i.
@@ -278,31 +280,20 @@ std::uint64_t contains_cacheline_k8(const detail::BloomRef& f, const std::uint64
   const __m256i live_one = _mm256_and_si256(
       _mm256_load_si256(reinterpret_cast<const __m256i*>(live_lanes.lane)), _mm256_set1_epi32(1));
   const __m256i bit_of = _mm256_set1_epi32(31);
-  if constexpr (kPrefetch) prefetch_first<false>(f, hashes, n);
-  std::uint64_t hits = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    if constexpr (kPrefetch) {
-      if (i + kPrefetchDistance < n) prefetch_block<false>(f, hashes[i + kPrefetchDistance]);
-    }
-    if (i % 8 == 0) prefetch_stream(hashes + i);
-    const std::uint64_t h = hashes[i];
-    const std::uint32_t* block =
-        f.words + layout::block_index(h, f.num_blocks) * layout::kCachelineWords;
-    const __m256i product = _mm256_mullo_epi32(_mm256_set1_epi32(static_cast<int>(h)), salt);
-    const __m256i word = _mm256_srli_epi32(product, 28);  // vpermd reads its low 3 bits
-    const __m256 low = _mm256_castsi256_ps(_mm256_permutevar8x32_epi32(
-        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block)), word));
-    const __m256 high = _mm256_castsi256_ps(_mm256_permutevar8x32_epi32(
-        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 8)), word));
-    const __m256i words =
-        _mm256_castps_si256(_mm256_blendv_ps(low, high, _mm256_castsi256_ps(product)));
-    const __m256i bits =
-        _mm256_sllv_epi32(live_one, _mm256_and_si256(_mm256_srli_epi32(product, 23), bit_of));
-    const int hit = _mm256_testc_si256(words, bits);  // no bit of `bits` missing from `words`
-    hits += static_cast<std::uint64_t>(hit);
-    if constexpr (kStore) out[i] = static_cast<std::uint8_t>(hit);
-  }
-  return hits;
+  return contains_each<kPrefetch, kStore, layout::kCachelineWords>(
+      f, hashes, n, out, [&](const std::uint32_t* block, std::uint64_t h) {
+        const __m256i product = _mm256_mullo_epi32(_mm256_set1_epi32(static_cast<int>(h)), salt);
+        const __m256i word = _mm256_srli_epi32(product, 28);  // vpermd reads its low 3 bits
+        const __m256 low = _mm256_castsi256_ps(_mm256_permutevar8x32_epi32(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block)), word));
+        const __m256 high = _mm256_castsi256_ps(_mm256_permutevar8x32_epi32(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 8)), word));
+        const __m256i words =
+            _mm256_castps_si256(_mm256_blendv_ps(low, high, _mm256_castsi256_ps(product)));
+        const __m256i bits =
+            _mm256_sllv_epi32(live_one, _mm256_and_si256(_mm256_srli_epi32(product, 23), bit_of));
+        return _mm256_testc_si256(words, bits) != 0;  // no bit of `bits` missing from `words`
+      });
 }
 #else
 inline constexpr bool kCachelineK8Kernel = false;
