@@ -331,13 +331,13 @@ inline std::uint64_t bloom_contains(const detail::BloomRef& f, const std::uint64
 // costs a broadcast, a compare and a masked OR per probe per word group:
 // measured 1.6x slower than these k read-modify-writes on AVX3, 5x on AVX2,
 // 10x on SSE4; positions from one vector multiply, stored and reloaded, were
-// 1.3x slower on AVX3.) kK > 0 is k known at compile time: no loop control
+// 1.3x slower on AVX3.) k is a compile-time constant: no loop control
 // between the probes.
 template <std::uint32_t kK>
-HWY_INLINE void cacheline_set(std::uint32_t* block, std::uint64_t h, std::uint32_t k) {
+HWY_INLINE void cacheline_set(std::uint32_t* block, std::uint64_t h) {
+  static_assert(kK >= 1 && kK <= layout::kMaxCachelineK);
   const auto x = static_cast<std::uint32_t>(h);
-  const std::uint32_t probes = kK > 0 ? kK : k;
-  for (std::uint32_t i = 0; i < probes; ++i) {
+  for (std::uint32_t i = 0; i < kK; ++i) {
     // position = product >> 23 (layout::cacheline_probe): its word is
     // product >> 28, its bit the low five bits of the product rotated by 23
     // (one rorx; the shift takes its count mod 32, so the mask is free).
@@ -354,13 +354,13 @@ HWY_INLINE void sbbf_set(std::uint32_t* block, std::uint64_t h) {
   }
 }
 
+// kK: the filter's k, compiled in (parquet_sbbf's is always 8).
 template <bool kPrefetch, BloomLayout kLayout, std::uint32_t kK>
 void add_loop(const detail::BloomRef& f, const std::uint64_t* hashes, std::size_t n) {
   constexpr std::uint32_t kWords =
       kLayout == BloomLayout::Cacheline512 ? layout::kCachelineWords : layout::kSbbfWords;
-  std::uint32_t* const words = f.words;
+  std::uint32_t* const words = f.words;  // copies: the word stores may alias f
   const std::uint64_t num_blocks = f.num_blocks;
-  const std::uint32_t k = f.k;  // copies: the word stores may alias f
   if constexpr (kPrefetch) prefetch_first<true>(f, hashes, n);
   for (std::size_t i = 0; i < n; ++i) {
     if constexpr (kPrefetch) {
@@ -376,7 +376,7 @@ void add_loop(const detail::BloomRef& f, const std::uint64_t* hashes, std::size_
     asm("" : "+r"(block));
 #endif
     if constexpr (kLayout == BloomLayout::Cacheline512) {
-      cacheline_set<kK>(block, h, k);
+      cacheline_set<kK>(block, h);
     } else {
       sbbf_set(block, h);
     }
@@ -401,8 +401,8 @@ inline void bloom_add(const detail::BloomRef& f, const std::uint64_t* hashes, st
   if (f.layout == BloomLayout::Cacheline512) {
     return (prefetch ? kCachelinePrefetchLoops : kCachelineLoops)[f.k - 1](f, hashes, n);
   }
-  return prefetch ? add_loop<true, BloomLayout::ParquetSbbf, 0>(f, hashes, n)
-                  : add_loop<false, BloomLayout::ParquetSbbf, 0>(f, hashes, n);
+  return prefetch ? add_loop<true, BloomLayout::ParquetSbbf, layout::kSbbfK>(f, hashes, n)
+                  : add_loop<false, BloomLayout::ParquetSbbf, layout::kSbbfK>(f, hashes, n);
 }
 
 #endif  // HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128

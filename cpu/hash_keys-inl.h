@@ -15,7 +15,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <type_traits>
 
 #include "hash-inl.h"
 #include "probkit/detail/hash_keys.hpp"
@@ -38,8 +37,9 @@ inline constexpr bool kVectorStrings = true;
 inline constexpr bool kVectorStrings = false;
 #endif
 
-// Strings this long or longer take XXH64's four-accumulator path: the scalar
-// loop hashes them (a lane of 32+ bytes would hold the others back anyway).
+// Longer strings (32 bytes and up take XXH64's four-accumulator path) are
+// hashed by the scalar loop, lane by lane; a long lane would hold the others
+// back anyway. MurmurHash64A uses the same limit.
 inline constexpr std::uint64_t kVectorStringMax = 31;
 
 template <class Offset>
