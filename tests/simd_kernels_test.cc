@@ -141,10 +141,15 @@ struct StringColumn {
   std::vector<std::uint8_t> data;
   std::vector<std::int32_t> off32;
   std::vector<std::int64_t> off64;
-  StringColumn(std::mt19937_64& rng, std::size_t n, std::size_t max_len, std::size_t first) {
+  // With `fixed`, every string is max_len bytes long except those that
+  // rng() % 16 picks (about one in sixteen: groups of one length and mixed
+  // ones).
+  StringColumn(std::mt19937_64& rng, std::size_t n, std::size_t max_len, std::size_t first,
+               bool fixed = false) {
     off64.push_back(static_cast<std::int64_t>(first));
     for (std::size_t i = 0; i < n; ++i) {
-      off64.push_back(off64.back() + static_cast<std::int64_t>(rng() % (max_len + 1)));
+      const std::size_t len = fixed && rng() % 16 != 0 ? max_len : rng() % (max_len + 1);
+      off64.push_back(off64.back() + static_cast<std::int64_t>(len));
     }
     data.resize(static_cast<std::size_t>(off64.back()));
     for (auto& b : data) b = static_cast<std::uint8_t>(rng());
@@ -175,6 +180,10 @@ TEST_F(SimdKernels, HashStringsMatchScalar) {
     columns.emplace_back(rng_, 203, max_len, max_len % 5);
   }
   for (std::size_t n = 0; n <= 20; ++n) columns.emplace_back(rng_, n, n % 9, 0);  // tiny data
+  for (std::size_t len : {7, 8, 9, 15, 16, 17}) {  // fixed-width keys
+    columns.emplace_back(rng_, 203, len, len % 3, true);
+    columns.emplace_back(rng_, 64, len, 0, true);
+  }
   for (const SimdTarget* t : targets_) {
     SCOPED_TRACE(t->name);
     for (const StringColumn& col : columns) {
@@ -320,9 +329,9 @@ class GuardedBytes {
 };
 
 TEST_F(SimdKernels, HashStringsReadNothingPastTheData) {
-  for (std::size_t max_len : {1, 7, 9, 16, 31}) {
+  for (std::size_t max_len : {1, 7, 8, 9, 16, 31}) {
     for (std::size_t n : {1, 7, 8, 9, 64}) {
-      const StringColumn col(rng_, n, max_len, 0);
+      const StringColumn col(rng_, n, max_len, 0, max_len == 8 || max_len == 16);
       const GuardedBytes guarded(col.data);
       KeyBatch kb = col.batch(KeyKind::Offsets32);
       kb.data = guarded.data();
