@@ -56,8 +56,13 @@ class KeyPool {
       }
       offsets_[n] = static_cast<std::int32_t>(16 * n);
     } else {
+      // Pre-hashed keys are the XXH64 hashes of the u64 keys, so a pre-hashed
+      // query of a loaded filter finds what the u64 query would.
       u64_.resize(n);
-      for (std::size_t j = 0; j < n; ++j) u64_[j] = key_u64(index_of(j));
+      for (std::size_t j = 0; j < n; ++j) {
+        const std::uint64_t key = key_u64(index_of(j));
+        u64_[j] = type == KeyType::Prehashed ? probkit::hash(key) : key;
+      }
     }
   }
   std::size_t size() const { return n_; }
