@@ -4,13 +4,13 @@
 #include <chrono>
 #include <map>
 #include <memory>
-#include <thread>
 #include <tuple>
 
 #include <probkit/detail/kernels.hpp>
 
 #include "bench_common.hpp"
 #include "probes.hpp"
+#include "thread_team.hpp"
 
 namespace probkit::bench {
 namespace {
@@ -79,13 +79,10 @@ std::uint64_t hash_pass(const Engine& engine, const Keys& keys, HashSpec spec, u
   threads = std::max(1u, threads);
   if (threads == 1) return run(0, kb.n);
   std::vector<std::uint64_t> acc(threads, 0);
-  std::vector<std::thread> pool;
   const std::size_t per = (kb.n + threads - 1) / threads;
-  for (unsigned t = 1; t < threads; ++t) {
-    pool.emplace_back([&, t] { acc[t] = run(std::min(kb.n, t * per), std::min(kb.n, (t + 1) * per)); });
-  }
-  acc[0] = run(0, std::min(kb.n, per));
-  for (auto& th : pool) th.join();
+  ThreadTeam::instance().run(threads, [&](unsigned t) {
+    acc[t] = run(std::min(kb.n, t * per), std::min(kb.n, (t + 1) * per));
+  });
   std::uint64_t out = 0;
   for (std::uint64_t a : acc) out ^= a;
   return out;
