@@ -3,7 +3,6 @@
 // chunk of hashes to the structure's kernel.
 #pragma once
 #include <algorithm>
-#include <barrier>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -76,7 +75,7 @@ void for_each_owned_hash_chunk(const CpuKernels& kernels, const KeyBatch& keys, 
   // starts[w][o]..starts[w][o+1]: those owned by o.
   std::vector<std::vector<std::uint64_t>> sorted(workers, std::vector<std::uint64_t>(kRound));
   std::vector<std::vector<std::size_t>> starts(workers, std::vector<std::size_t>(workers + 1));
-  std::barrier sync(static_cast<std::ptrdiff_t>(workers));
+  SpinBarrier sync(workers);
   const Divider owner_of(num_blocks);  // block b belongs to worker b * workers / num_blocks
 
   auto run = [&](unsigned w) {

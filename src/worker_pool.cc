@@ -28,6 +28,10 @@ void cpu_relax() {
 // the gap between back-to-back bulk calls, short enough not to waste a core.
 constexpr auto kSpin = std::chrono::milliseconds(2);
 
+// More threads than cores: spinning would steal the cores from the threads
+// that have work.
+bool oversubscribed(unsigned workers) { return workers > std::max(1u, std::thread::hardware_concurrency()); }
+
 // Set on pool threads and on a caller while it runs a pooled call: a nested
 // run_workers from there takes plain threads (the pool is busy with it).
 thread_local bool t_inside_pool = false;
@@ -48,9 +52,8 @@ class Pool {
     while (threads_.size() + 1 < workers) {
       const auto index = static_cast<unsigned>(threads_.size() + 1);
       threads_.emplace_back([this, index, seen = state_.load() >> kWorkerBits] { loop(index, seen); });
-      // More threads than cores: spinning would steal the cores from the
-      // threads that have work, so idle threads sleep at once and waiters yield.
-      oversubscribed_.store(threads_.size() + 1 > std::max(1u, std::thread::hardware_concurrency()));
+      // Oversubscribed: idle threads sleep at once and waiters yield.
+      oversubscribed_.store(oversubscribed(static_cast<unsigned>(threads_.size() + 1)));
     }
     task_ = &fn;
     remaining_.store(workers - 1, std::memory_order_relaxed);
@@ -117,6 +120,27 @@ class Pool {
 };
 
 }  // namespace
+
+void SpinBarrier::arrive_and_wait() {
+  const std::uint32_t phase = phase_.load(std::memory_order_acquire);
+  if (waiting_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    // The last to arrive re-arms the count before it opens the next phase,
+    // so that no worker can arrive early into a stale count.
+    waiting_.store(workers_, std::memory_order_relaxed);
+    phase_.fetch_add(1, std::memory_order_release);
+    phase_.notify_all();
+    return;
+  }
+  const auto spin_end =
+      std::chrono::steady_clock::now() + (oversubscribed(workers_) ? std::chrono::milliseconds(0) : kSpin);
+  unsigned polls = 0;
+  while (phase_.load(std::memory_order_acquire) == phase) {
+    cpu_relax();
+    if (++polls % 256 == 0 && std::chrono::steady_clock::now() > spin_end) {
+      phase_.wait(phase, std::memory_order_acquire);
+    }
+  }
+}
 
 void run_workers(unsigned workers, const std::function<void(unsigned)>& fn) {
   if (workers <= 1) {

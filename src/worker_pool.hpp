@@ -1,5 +1,7 @@
 // Internal: persistent worker threads for the CPU bulk driver.
 #pragma once
+#include <atomic>
+#include <cstdint>
 #include <functional>
 
 namespace probkit::detail {
@@ -14,5 +16,21 @@ namespace probkit::detail {
 // next call finds them awake. A second caller while the pool is busy (or a
 // nested call) gets plain threads instead.
 void run_workers(unsigned workers, const std::function<void(unsigned)>& fn);
+
+// A barrier for the workers of one run_workers call. It spins (for up to the
+// pool's spin time, then sleeps) where std::barrier sleeps after a few
+// microseconds: on the virtual machines we measure on, a worker put to sleep
+// at every round of a bulk call lost up to a millisecond getting its core
+// back, longer than the round itself.
+class SpinBarrier {
+ public:
+  explicit SpinBarrier(unsigned workers) : workers_(workers), waiting_(workers) {}
+  void arrive_and_wait();
+
+ private:
+  const unsigned workers_;
+  std::atomic<unsigned> waiting_;        // workers yet to arrive in this phase
+  std::atomic<std::uint32_t> phase_{0};  // goes up by one when the last arrives
+};
 
 }  // namespace probkit::detail
