@@ -5,6 +5,9 @@
 #include <hwy/targets.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#if HWY_ARCH_ARM_A64 && defined(__linux__)
+#include <sys/prctl.h>  // PR_SVE_GET_VL
+#endif
 
 #include <algorithm>
 #include <cstdint>
@@ -84,6 +87,32 @@ TEST(SimdTargets, NoScalarCopiesAndNamed) {
   // Every x86-64 CPU since 2008 has SSSE3, so a build that loses its SIMD
   // targets shows up here rather than as a silently slower library.
   EXPECT_GE(n, 3u);
+#elif HWY_ARCH_ARM_A64
+  // NEON is the AArch64 baseline: it is always compiled (whether this CPU
+  // runs it depends on AES, which Highway's NEON target requires).
+  ASSERT_GE(n, 1u);
+  EXPECT_EQ(all[n - 1].bit, HWY_NEON);
+#endif
+}
+
+// Prints the compiled targets and those this CPU runs (probkit::simd_targets(),
+// the ones every test here and in identity_test.cc goes over), so that a log
+// shows which targets a run really covered; scripts/test-arm64.sh checks it.
+TEST(SimdTargets, ReportCompiledAndSupported) {
+  const SimdTarget* all = nullptr;
+  const std::size_t n = compiled_simd_targets(&all);
+  std::string compiled, supported;
+  for (std::size_t i = 0; i < n; ++i) compiled += std::string(" ") + all[i].name;
+  for (const std::string& t : probkit::simd_targets()) supported += " " + t;
+  std::printf("probkit SIMD targets compiled:%s\n", compiled.c_str());
+  std::printf("probkit SIMD targets supported:%s\n", supported.c_str());
+#if HWY_ARCH_ARM_A64 && defined(PR_SVE_GET_VL)
+  const int vl = prctl(PR_SVE_GET_VL);  // bytes; fails without SVE
+  if (vl >= 0) {
+    std::printf("SVE vector length: %d bits\n", (vl & PR_SVE_VL_LEN_MASK) * 8);
+  } else {
+    std::printf("SVE vector length: no SVE\n");
+  }
 #endif
 }
 
