@@ -43,7 +43,9 @@ missing=()
 for p in "${host_packages[@]}"; do installed "$p" || missing+=("$p"); done
 if ((${#missing[@]})); then
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  echo "== installing ${missing[*]}"
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
 fi
 
 # arm64 libraries, unpacked into a private tree. The stamp records the packages
