@@ -8,3 +8,16 @@ build=${PROBKIT_BUILD_DIR:-build}
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build "$build" -j "$(nproc)"
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
+
+# The Arm Highway targets, under qemu (scripts/test-arm64.sh, about 7 minutes on
+# two cores). A host that cannot install the cross tools or the arm64 packages
+# (no network, another CPU) skips it and says so; a failing test fails.
+if [[ -n ${PROBKIT_SKIP_ARM64:-} ]]; then
+  echo "test.sh: SKIPPED the aarch64 tests under qemu (PROBKIT_SKIP_ARM64 is set)"
+elif [[ $(uname -m) != x86_64 ]]; then
+  echo "test.sh: SKIPPED the aarch64 tests under qemu (they cross-compile from x86-64; this is $(uname -m))"
+elif ! scripts/test-arm64.sh --install; then
+  echo "test.sh: SKIPPED the aarch64 tests under qemu: installing the cross compiler, qemu or the arm64 packages failed"
+else
+  scripts/test-arm64.sh
+fi
