@@ -268,8 +268,8 @@ def floors_section(b):
             rn = b.get(bench, engine=b.best, threads=b.all_threads, **kw)
             s = rn["keys_per_s"] / r1["keys_per_s"] if r1 and rn else None
             p = rn["probe"] / r1["probe"] if r1 and rn else None
-            # Hashing alone is pure computation on private data: its speed-up is what the machine gave
-            # compute-bound work, as the probe's is what it gave memory-bound work.
+            # Hashing alone shares nothing between threads (each streams its keys and hashes them into a
+            # private buffer): its speed-up is what the machine gave such work, beside the probe's.
             hkeys = "str16" if kw.get("keys") == "str16" else "u64"
             h1 = b.get("hash", keys=hkeys, hash="xxh64", engine=b.best, threads=1)
             hn = b.get("hash", keys=hkeys, hash="xxh64", engine=b.best, threads=b.all_threads)
@@ -282,9 +282,9 @@ def floors_section(b):
             "time), so they show what the code does with a core to itself on a shared machine; the probe is "
             "measured the same way for the CPU ratios.\n\n### Scaling with threads (wall clock, best engine)\n\n"
             + table2 + "\n\nOn a shared machine the other work takes cores away from the all-threads runs; the "
-            "probe's own speed-up, measured beside it, shows how much parallelism the machine gave memory-bound work at "
-            "that moment, and the hash benchmark's (the same keys hashed into a private buffer, nothing shared) "
-            "what it gave compute-bound work.")
+            "probe's own speed-up, measured beside it, shows how much parallelism the machine gave random reads at "
+            "that moment, and the hash benchmark's (each thread streams its share of the keys and hashes them into "
+            "a private buffer, nothing shared) what it gave work that shares nothing.")
 
 
 def split_section(b):
