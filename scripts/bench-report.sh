@@ -2,14 +2,14 @@
 # Regenerates docs/BENCHMARKS.md, docs/ACCURACY.md and docs/img/*.png in one
 # command: builds the benchmark programs, runs the CPU benchmarks (JSON), the
 # accuracy program, the peer comparison, and bench/report.py. Raw results go
-# to docs/data/. Takes about 10-15 minutes on a 2-core machine.
+# to docs/data/. Takes about 10 minutes on a 2-core machine.
 #
 #   scripts/bench-report.sh            everything
 #   scripts/bench-report.sh --quick    short runs (smaller sizes, fewer seeds) to check the pipeline
 #   scripts/bench-report.sh --report   only rewrite the docs from docs/data/
 #
 # Optional: PROBKIT_BUILD_DIR (default build-bench), BENCH_FILTER (a
-# --benchmark_filter regex), SKIP_PEERS=1, SKIP_ACCURACY=1, SKIP_BENCH=1.
+# --benchmark_filter regex), SKIP_PEERS=1, SKIP_ACCURACY=1, SKIP_BENCH=1, REPS (repetitions per benchmark, default 5).
 # The peers need Python packages and Debian packages; bench/peers/install.sh
 # installs them. A peer that is missing is reported as missing.
 set -euo pipefail
@@ -29,7 +29,7 @@ if [[ $mode != --report ]]; then
     -DPROBKIT_BUILD_BENCH=ON > /dev/null
   ninja -C "$build" -j "$(nproc)" probkit_bench probkit_accuracy probkit_peer
 
-  reps=3
+  reps=${REPS:-5}  # medians of 5: the machines we run on are shared, and 3 let one burst decide
   [[ -n ${SKIP_BENCH:-} ]] || python3 - "$data/machine.json" "$mode" "$reps" <<'PY'
 import json, os, subprocess, sys, datetime
 flags, model = set(), "?"
