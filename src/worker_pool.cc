@@ -19,6 +19,8 @@ namespace {
 void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
   _mm_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");  // the spin-wait hint, not a system call
 #else
   std::this_thread::yield();
 #endif
