@@ -10,7 +10,7 @@
 
 #include "bench_common.hpp"
 #include "probes.hpp"
-#include "worker_pool.hpp"
+#include "bulk.hpp"
 
 namespace probkit::bench {
 namespace {
@@ -63,28 +63,14 @@ void bm_hash(benchmark::State& state, HashCase c, Engine engine, unsigned thread
 }  // namespace
 
 std::uint64_t hash_pass(const Engine& engine, const Keys& keys, HashSpec spec, unsigned threads) {
-  const detail::CpuKernels& k = kernels_of(engine);
-  const detail::KeyBatch& kb = keys.batch();
-  auto run = [&](std::size_t lo, std::size_t hi) {
-    constexpr std::size_t kChunk = 1024;  // as probkit's bulk driver hashes
-    alignas(64) std::uint64_t buf[kChunk];
-    std::uint64_t acc = 0;
-    for (std::size_t s = lo; s < hi; s += kChunk) {
-      const std::size_t c = std::min(kChunk, hi - s);
-      k.hash(kb, s, c, spec, buf);
-      acc ^= buf[0] ^ buf[c - 1];
-    }
-    return acc;
-  };
-  threads = std::max(1u, threads);
-  if (threads == 1) return run(0, kb.n);
-  std::vector<std::uint64_t> acc(threads, 0);
-  const std::size_t per = (kb.n + threads - 1) / threads;
-  // On probkit's persistent workers, as the bulk calls it is the yardstick for
-  // (a thread started per pass would cost as much as the pass).
-  detail::run_workers(threads, [&](unsigned t) {
-    acc[t] = run(std::min(kb.n, t * per), std::min(kb.n, (t + 1) * per));
-  });
+  // probkit's own bulk driver: the same split over its persistent workers and
+  // the same L1-resident chunks that the bulk calls hash into, with nothing
+  // done to the hashes but what keeps them from being optimised away.
+  std::vector<std::uint64_t> acc(std::max(1u, threads), 0);
+  detail::for_each_hash_chunk(kernels_of(engine), keys.batch(), spec, std::max(1u, threads),
+                              [&](unsigned w, std::size_t, const std::uint64_t* h, std::size_t c) {
+                                acc[w] ^= h[0] ^ h[c - 1];
+                              });
   std::uint64_t out = 0;
   for (std::uint64_t a : acc) out ^= a;
   return out;
