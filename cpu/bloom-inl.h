@@ -329,55 +329,62 @@ inline std::uint64_t bloom_contains(const detail::BloomRef& f, const std::uint64
 
 // cacheline512 add, k compiled in (no loop control between the probes).
 //
-// Measured on the Emerald Rapids guest, k = 6, 256 KiB filter, one thread:
-// one 64-byte read-modify-write per key to random lines, with a constant mask
-// and no other work, costs 5.7-7.6 cycles; so do six bare 4-byte ORs into a
-// line. The store path is the floor, and what remains is to feed it cheaply.
-//
 // AVX-512: the key's 16-word mask is the OR of k lines of kCachelineBit (a
-// 64-byte load each, combined three at a time by vpternlogd) and the block is
-// written once. Against the k read-modify-writes below (AVX3_DL, medians of
-// 9 interleaved runs, M keys/s): pre-hashed 209 -> 250, u64 156 -> 190,
-// 16-byte strings 128 -> 146; 32 MiB 115 -> 122; 1 GiB alike (51.5, 51.4).
-// The table's 32 KiB share L1 with the filter's lines; that cost is inside
-// these figures. (Building the mask from the positions in registers instead,
-// a broadcast, a compare and a masked OR per probe, was 1.6x slower.)
+// 64-byte load each, combined three at a time by vpternlogd) and the block
+// is written once. Other targets: k read-modify-writes of the block's words.
 //
-// Other targets: k read-modify-writes of the block's words, positions from
-// scalar multiplies. Every other form of the position arithmetic measured as
-// fast or slower there: bit and word from lookup tables, positions computed
-// eight keys at a time in vectors and stored for the scalar ORs (as word
-// offsets and bits, or both in one 64-bit value), load/bts/store, addresses
-// formed with lea; on AVX2, table lines as two 32-byte halves (1.1x slower).
+// Measured on the Emerald Rapids guest, k = 6, 256 KiB filter, one thread,
+// M keys/s. Library, AVX3_DL, medians of 9 interleaved runs: table 250 vs
+// read-modify-writes 209 pre-hashed, u64 190 vs 156, 16-byte strings 146 vs
+// 128; 32 MiB 122 vs 115; 1 GiB alike (51.5, 51.4). The table's 32 KiB
+// share L1 with the filter's lines; that cost is inside these figures.
+// Microbenchmark, best of 15: table 322, read-modify-writes 224, and the
+// floor, one 64-byte read-modify-write per random line with nothing else to
+// do, ~620 (the bench's update probe). Slower there: a mask built from the
+// positions in registers (per probe a broadcast, a subtract and a variable
+// shift; 1.3x slower than the read-modify-writes); a two-level table (a
+// one-hot word line ANDed with a broadcast bit; 1.35x slower than the full
+// one); line offsets computed eight keys at a time in vectors and stored
+// for the loads (1.2x slower). On AVX2 the table, as two 32-byte halves,
+// was 1.1x faster in the microbenchmark but not in the library (best of 9
+// interleaved runs, pre-hashed: 180 vs 202), so AVX2 keeps the
+// read-modify-writes. Among their forms, every other position arithmetic
+// measured as fast or slower: bit and word from lookup tables, positions
+// from vectors stored for the scalar ORs, load/bts/store, lea addresses.
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+inline constexpr bool kCachelineAddFromTable = true;
+#else
+inline constexpr bool kCachelineAddFromTable = false;
+#endif
+
 template <std::uint32_t kK>
 HWY_INLINE void cacheline_set(std::uint32_t* block, std::uint64_t h) {
   static_assert(kK >= 1 && kK <= layout::kMaxCachelineK);
   const auto x = static_cast<std::uint32_t>(h);
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
-  const auto* table = reinterpret_cast<const std::uint8_t*>(kCachelineBit.line);
-  // Line `position` starts at byte position * 64: the product's bits 23..31
-  // (layout::cacheline_probe) moved to bits 6..14.
-  const auto bit_line = [&](std::uint32_t i) {
-    return _mm512_load_si512(table + (((x * layout::bloom_salt(i)) >> 17) & 0x7FC0u));
-  };
-  constexpr std::uint8_t kOr3 = 0xFE;  // vpternlogd truth table of a | b | c
-  __m512i mask = bit_line(0);
-  std::uint32_t i = 1;
-  for (; i + 1 < kK; i += 2)
-    mask = _mm512_ternarylogic_epi32(mask, bit_line(i), bit_line(i + 1), kOr3);
-  const __m512i old = _mm512_loadu_si512(block);
-  mask =
-      i < kK ? _mm512_ternarylogic_epi32(mask, bit_line(i), old, kOr3) : _mm512_or_si512(mask, old);
-  _mm512_storeu_si512(block, mask);
-#else
-  for (std::uint32_t i = 0; i < kK; ++i) {
-    // position = product >> 23 (layout::cacheline_probe): its word is
-    // product >> 28, its bit the low five bits of the product rotated by 23
-    // (one rorx; the shift takes its count mod 32, so the mask is free).
-    const std::uint32_t product = x * layout::bloom_salt(i);
-    block[product >> 28] |= 1u << (std::rotr(product, 23) & 31);
+  if constexpr (kCachelineAddFromTable) {
+    // Probe i's line starts at word position * 16: the product's bits 23..31
+    // (layout::cacheline_probe) moved to bits 4..12.
+    std::uint32_t line[kK];
+    for (std::uint32_t i = 0; i < kK; ++i) line[i] = ((x * layout::bloom_salt(i)) >> 19) & 0x1FF0u;
+    const DBlock d;
+    const std::uint32_t* table = kCachelineBit.line[0];
+    for (std::size_t j = 0; j < layout::kCachelineWords; j += hn::Lanes(d)) {
+      const auto part = [&](std::uint32_t i) { return hn::Load(d, table + line[i] + j); };
+      auto mask = part(0);
+      std::uint32_t i = 1;
+      for (; i + 1 < kK; i += 2) mask = hn::Or3(mask, part(i), part(i + 1));
+      const auto old = hn::LoadU(d, block + j);
+      hn::StoreU(i < kK ? hn::Or3(mask, part(i), old) : hn::Or(mask, old), d, block + j);
+    }
+  } else {
+    for (std::uint32_t i = 0; i < kK; ++i) {
+      // position = product >> 23 (layout::cacheline_probe): its word is
+      // product >> 28, its bit the low five bits of the product rotated by
+      // 23 (one rorx; the shift takes its count mod 32, so the mask is free).
+      const std::uint32_t product = x * layout::bloom_salt(i);
+      block[product >> 28] |= 1u << (std::rotr(product, 23) & 31);
+    }
   }
-#endif
 }
 
 HWY_INLINE void sbbf_set(std::uint32_t* block, std::uint64_t h) {
