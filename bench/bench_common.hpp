@@ -87,7 +87,7 @@ inline constexpr std::size_t kPoolBatches = 16;
 // keys_per_s / probe; the same per CPU second of each thread (keys_per_cpu_s,
 // probe_cpu, vs_probe_cpu; `cpu_seconds` is the process CPU time of the timed
 // loop); and, when `reference` is given, reference / vs_reference (HLL add
-// against hashing alone).
+// against hashing alone, Bloom add against the random-line-update probe).
 void report(benchmark::State& state, std::size_t keys_per_iteration, unsigned threads, double cpu_seconds,
             Rate probe, const std::string& served, Rate reference = {});
 

@@ -1,5 +1,6 @@
 // Bloom filter add / contains / count per engine, key type, filter size and
-// thread count, each beside the random-line-read probe of the same size.
+// thread count, each beside the random-line-read probe of the same size (and
+// add beside the random-line-update probe too).
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -116,6 +117,8 @@ void bm_bloom(benchmark::State& state, Op op, BloomLayout layout, KeyType type, 
   const BloomFilter& filter = op == Op::Add ? *target : loaded(layout, bytes);
   benchmark::DoNotOptimize(touch_pages(filter.data().data(), filter.data().size()));
   const Rate probe = recent_random_line_reads_per_s(bytes, threads);
+  // An add writes its block back: beside the read probe, the update probe.
+  const Rate updates = op == Op::Add ? recent_random_line_updates_per_s(bytes, threads) : Rate{};
   engine.apply(threads);
   std::vector<std::uint8_t> out(kBatchKeys);
   std::size_t batch = 0;
@@ -133,7 +136,7 @@ void bm_bloom(benchmark::State& state, Op op, BloomLayout layout, KeyType type, 
     benchmark::ClobberMemory();
   }
   const double cpu = process_cpu_seconds() - cpu0;
-  report(state, kBatchKeys, threads, cpu, probe, last_served().target);
+  report(state, kBatchKeys, threads, cpu, probe, last_served().target, updates);
   if (op == Op::Count && state.iterations() > 0) {
     state.counters["hit_rate"] = static_cast<double>(hits) / (state.iterations() * double(kBatchKeys));
   }

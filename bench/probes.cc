@@ -137,6 +137,53 @@ std::uint64_t random_reads_until(const Buffer& buf, bool prefetch, std::uint64_t
   return reads;
 }
 
+// A whole 64-byte line as one GCC vector: one store on AVX-512, two on AVX2.
+using LineVec = std::uint64_t __attribute__((vector_size(64)));
+
+#if defined(__x86_64__)
+// The update probe must write a line the widest way the CPU allows (one
+// 64-byte store costs less than eight 8-byte ones); the bench is built for the
+// baseline target, so GCC compiles the loop per target and picks at load time.
+#define PROBKIT_WIDEST_STORES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define PROBKIT_WIDEST_STORES
+#endif
+
+// One thread's random-line updates over lines [first, first + lines) of the
+// buffer: the schedules of random_reads_until, with a prefetch for write. Each
+// update ORs a bit that changes from update to update, so no store is silent.
+PROBKIT_WIDEST_STORES
+std::uint64_t random_updates_until(std::uint8_t* base, std::uint64_t first, std::uint64_t lines, bool prefetch,
+                                   std::uint64_t seed, Clock::time_point deadline) {
+  auto* line = reinterpret_cast<LineVec*>(base) + first;
+  std::uint64_t state = seed, updates = 0;
+  auto update = [&](std::uint64_t at, std::uint64_t i) { line[at] |= LineVec{} + (std::uint64_t{1} << (i & 63)); };
+  auto next = [&] { return mulhi((state++) * 0x9E3779B97F4A7C15ULL, lines); };
+  if (!prefetch) {
+    while (Clock::now() < deadline) {
+      for (std::uint64_t j = 0; j < 4 * 4096; ++j) update(next(), j);
+      updates += 4 * 4096;
+    }
+    return updates;
+  }
+  constexpr std::size_t kBatch = 1024;
+  constexpr std::size_t kAhead = 64;
+  alignas(64) std::uint64_t at[kBatch + kAhead];
+  for (std::size_t j = 0; j < kAhead; ++j) at[kBatch + j] = next();
+  while (Clock::now() < deadline) {
+    for (int rounds = 0; rounds < 16; ++rounds) {
+      std::memcpy(at, at + kBatch, kAhead * sizeof(std::uint64_t));
+      for (std::size_t j = kAhead; j < kBatch + kAhead; ++j) at[j] = next();
+      for (std::size_t j = 0; j < kBatch; ++j) {
+        __builtin_prefetch(line + at[j + kAhead], 1);
+        update(at[j], j);
+      }
+      updates += kBatch;
+    }
+  }
+  return updates;
+}
+
 // One thread's sequential pass(es) over [lo, hi), four independent sums.
 std::uint64_t sequential_bytes_until(const Buffer& buf, std::size_t lo, std::size_t hi,
                                      Clock::time_point deadline, std::uint64_t* sink) {
@@ -209,7 +256,7 @@ Rate median(const std::vector<Rate>& v) {
 // its probe right before it runs (the ratio then sees the same machine load)
 // without re-allocating and touching a 1 GiB buffer each time. Buffers of
 // other sizes of 256 MiB and more are dropped first.
-const Buffer& buffer_of(std::size_t bytes) {
+Buffer& buffer_of(std::size_t bytes) {
   static std::map<std::size_t, std::unique_ptr<Buffer>> buffers;
   static std::mutex m;
   std::lock_guard lock(m);
@@ -233,6 +280,26 @@ Rate random_line_reads_per_s(std::size_t bytes, unsigned threads, int repetition
     for (bool prefetch : {true, false}) {
       const Rate x = run_threads(threads, [&](unsigned t, Clock::time_point deadline, std::uint64_t* sink) {
         return random_reads_until(buf, prefetch, 0x1234567ULL * (t + 1) + 0x100000000ULL * r, deadline, sink);
+      });
+      best = {std::max(best.per_s, x.per_s), std::max(best.per_cpu_s, x.per_cpu_s)};
+    }
+    rates.push_back(best);
+  }
+  return median(rates);
+}
+
+Rate random_line_updates_per_s(std::size_t bytes, unsigned threads, int repetitions) {
+  Buffer& buf = buffer_of(bytes);  // the read probes' buffer: they read whatever it holds
+  touch_pages(buf.ptr, buf.size);
+  threads = std::max(1u, threads);
+  const std::uint64_t slice = buf.size / kLine / threads;  // lines per thread
+  std::vector<Rate> rates;
+  for (int r = 0; r < std::max(1, repetitions); ++r) {
+    Rate best;
+    for (bool prefetch : {true, false}) {
+      const Rate x = run_threads(threads, [&](unsigned t, Clock::time_point deadline, std::uint64_t*) {
+        const std::uint64_t seed = 0x1234567ULL * (t + 1) + 0x100000000ULL * r;
+        return random_updates_until(buf.ptr, t * slice, slice, prefetch, seed, deadline);
       });
       best = {std::max(best.per_s, x.per_s), std::max(best.per_cpu_s, x.per_cpu_s)};
     }
@@ -282,6 +349,10 @@ Rate recent(std::size_t bytes, unsigned threads, Measure measure) {
 
 Rate recent_random_line_reads_per_s(std::size_t bytes, unsigned threads) {
   return recent(bytes, threads, &random_line_reads_per_s);
+}
+
+Rate recent_random_line_updates_per_s(std::size_t bytes, unsigned threads) {
+  return recent(bytes, threads, &random_line_updates_per_s);
 }
 
 Rate recent_sequential_read_bytes_per_s(std::size_t bytes, unsigned threads) {

@@ -28,6 +28,14 @@ double process_cpu_seconds();
 // blocked Bloom filter query wants. Median of `repetitions` timed runs.
 Rate random_line_reads_per_s(std::size_t bytes, unsigned threads, int repetitions = 3);
 
+// Independent random 64-byte read-modify-writes per second over a buffer of
+// `bytes` bytes, by `threads` threads each updating lines of its own slice
+// (summed): each update ORs a value into a whole line, in one 64-byte vector
+// where the CPU has one, the least work a blocked Bloom filter add does per
+// key. The better of a prefetched (for write) and a direct schedule; median
+// of `repetitions` timed runs.
+Rate random_line_updates_per_s(std::size_t bytes, unsigned threads, int repetitions = 3);
+
 // Sequential read bandwidth in bytes per second over a buffer of `bytes`
 // bytes, by `threads` threads each reading its own slice (summed).
 Rate sequential_read_bytes_per_s(std::size_t bytes, unsigned threads, int repetitions = 3);
@@ -37,6 +45,7 @@ Rate sequential_read_bytes_per_s(std::size_t bytes, unsigned threads, int repeti
 // These return a measurement (median of 3) no older than a few seconds,
 // taking a new one when needed: what each benchmark quotes.
 Rate recent_random_line_reads_per_s(std::size_t bytes, unsigned threads);
+Rate recent_random_line_updates_per_s(std::size_t bytes, unsigned threads);
 Rate recent_sequential_read_bytes_per_s(std::size_t bytes, unsigned threads);
 
 }  // namespace probkit::bench

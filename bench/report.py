@@ -328,6 +328,11 @@ def split_section(b):
             lines.append(f"- {op} (target {targets[op] / 1e6:.0f} M/s): neither half alone is below the target "
                          f"on any engine.")
     e = b.best
+    ku = b.get("bloom_add", layout="cacheline512", keys="prehashed", size="256KiB", engine=e, threads=1)
+    if ku and "reference" in ku:
+        lines.append(f"- add, {e}: one 64-byte read-modify-write per random line of a 256 KiB buffer, with nothing "
+                     f"else to do (the update probe, same run), ran at {mps(ku['reference'])} M/s; the add kernel "
+                     f"alone reached {ratio(ku.get('vs_reference'))}× of it.")
     hs = b.get("hash", keys="str16", hash="xxh64", engine=e, threads=1)
     ks = b.get("bloom_add", layout="cacheline512", keys="prehashed", size="256KiB", engine=e, threads=1)
     us = b.get("bloom_add", layout="cacheline512", keys="str16", size="256KiB", engine=e, threads=1)
@@ -349,14 +354,21 @@ def probes_section(b):
         for t in sorted({r["threads"] for r in b.rows}):
             r = next((r for r in b.rows if r["bench"].startswith("bloom_") and r.get("size") == s
                       and r["threads"] == t), None)
+            u = next((r for r in b.rows if r["bench"] == "bloom_add" and r.get("size") == s
+                      and r["threads"] == t and "reference" in r), None)
             if r:
-                rows.append([s, t, mps(r["probe"]), mps(r.get("probe_cpu"))])
+                rows.append([s, t, mps(r["probe"]), mps(r.get("probe_cpu")), mps(u and u["reference"]),
+                             mps(u and u.get("reference_cpu"))])
     seq = []
     for t in sorted({r["threads"] for r in b.rows}):
         r = b.get("hll_add", keys="u64", hash="xxh64", engine="scalar", threads=t)
         if r:
             seq.append([t, mps(r["probe"]), f"{r['probe'] * 8 / 1e9:.1f}", mps(r.get("probe_cpu"))])
-    return (table(["buffer", "threads", "random 64-byte reads, M/s", "per CPU second, M/s"], rows) + "\n\n" +
+    return (table(["buffer", "threads", "random 64-byte reads, M/s", "per CPU second, M/s",
+                   "random 64-byte updates, M/s", "per CPU second, M/s"], rows) + "\n\n" +
+            "Updates (the probe quoted beside Bloom add): each thread ORs a value into whole random lines of its "
+            "own slice of the buffer, one 64-byte vector store per line where the CPU has one; the least memory "
+            "work an add does per key.\n\n" +
             "Sequential read of the HLL key column (16 Mi u64 keys, 128 MiB):\n\n" +
             table(["threads", "M keys/s", "GB/s", "per CPU second, M keys/s"], seq))
 
