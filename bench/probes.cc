@@ -105,6 +105,34 @@ std::uint64_t direct_reads_until(const Buffer& buf, std::uint64_t seed, Clock::t
   return reads;
 }
 
+// The prefetched schedule of both random-line probes: line indices in
+// [0, lines) come in batches from a multiplicative scramble of a counter (one
+// multiply per address keeps the probe's own arithmetic from being the limit
+// on cache-resident buffers), and visit(line, line_ahead, j) runs for each,
+// where line_ahead is the line kAhead places later, to prefetch. Returns the
+// number of lines visited. Always inlined: the update probe's clones for each
+// target need it compiled for theirs.
+template <class Visit>
+[[gnu::always_inline]] inline std::uint64_t batched_lines_until(std::uint64_t lines, std::uint64_t seed,
+                                                                Clock::time_point deadline, Visit&& visit) {
+  constexpr std::size_t kBatch = 1024;
+  constexpr std::size_t kAhead = 64;
+  alignas(64) std::uint64_t at[kBatch + kAhead];
+  std::uint64_t state = seed, visited = 0;
+  auto next = [&] { return mulhi((state++) * 0x9E3779B97F4A7C15ULL, lines); };
+  for (std::size_t j = 0; j < kAhead; ++j) at[kBatch + j] = next();
+  while (Clock::now() < deadline) {
+    for (int rounds = 0; rounds < 16; ++rounds) {
+      // The tail of the previous batch becomes this batch's head.
+      std::memcpy(at, at + kBatch, kAhead * sizeof(std::uint64_t));
+      for (std::size_t j = kAhead; j < kBatch + kAhead; ++j) at[j] = next();
+      for (std::size_t j = 0; j < kBatch; ++j) visit(at[j], at[j + kAhead], j);
+      visited += kBatch;
+    }
+  }
+  return visited;
+}
+
 // One thread's random-line loop. With `prefetch`: a batch of line addresses
 // is computed, then each line is read (one load brings the whole line to L1)
 // while the line `kAhead` places later is prefetched; this wins from DRAM.
@@ -112,27 +140,12 @@ std::uint64_t direct_reads_until(const Buffer& buf, std::uint64_t seed, Clock::t
 std::uint64_t random_reads_until(const Buffer& buf, bool prefetch, std::uint64_t seed,
                                  Clock::time_point deadline, std::uint64_t* sink) {
   if (!prefetch) return direct_reads_until(buf, seed, deadline, sink);
-  constexpr std::size_t kBatch = 1024;
-  constexpr std::size_t kAhead = 64;
-  const std::uint64_t lines = buf.size / kLine;
-  alignas(64) std::uint64_t offset[kBatch + kAhead];
-  std::uint64_t state = seed, acc = 0, reads = 0;
-  // A multiplicative scramble of a counter: one multiply per address keeps
-  // the probe's own arithmetic from being the limit on cache-resident buffers.
-  auto next = [&] { return mulhi((state++) * 0x9E3779B97F4A7C15ULL, lines) * kLine; };
-  for (std::size_t j = 0; j < kAhead; ++j) offset[kBatch + j] = next();
-  while (Clock::now() < deadline) {
-    for (int rounds = 0; rounds < 16; ++rounds) {
-      // The tail of the previous batch becomes this batch's head.
-      std::memcpy(offset, offset + kBatch, kAhead * sizeof(std::uint64_t));
-      for (std::size_t j = kAhead; j < kBatch + kAhead; ++j) offset[j] = next();
-      for (std::size_t j = 0; j < kBatch; ++j) {
-        if (prefetch) __builtin_prefetch(buf.ptr + offset[j + kAhead]);
-        acc += *reinterpret_cast<const std::uint64_t*>(buf.ptr + offset[j]);
-      }
-      reads += kBatch;
-    }
-  }
+  std::uint64_t acc = 0;
+  const std::uint64_t reads =
+      batched_lines_until(buf.size / kLine, seed, deadline, [&](std::uint64_t at, std::uint64_t ahead, std::size_t) {
+        __builtin_prefetch(buf.ptr + ahead * kLine);
+        acc += *reinterpret_cast<const std::uint64_t*>(buf.ptr + at * kLine);
+      });
   *sink += acc;
   return reads;
 }
@@ -149,37 +162,36 @@ using LineVec = std::uint64_t __attribute__((vector_size(64)));
 #define PROBKIT_WIDEST_STORES
 #endif
 
+// GCC's __builtin_prefetch(p, 1) emits PREFETCHW only for targets that name
+// PRFCHW, which the clones' do not; every x86-64 CPU that runs this bench has
+// it (older ones execute it as a no-op).
+inline void prefetch_for_write(const void* p) {
+#if defined(__x86_64__)
+  asm volatile("prefetchw %0" : : "m"(*static_cast<const char*>(p)));
+#else
+  __builtin_prefetch(p, 1);
+#endif
+}
+
 // One thread's random-line updates over lines [first, first + lines) of the
-// buffer: the schedules of random_reads_until, with a prefetch for write. Each
-// update ORs a bit that changes from update to update, so no store is silent.
+// buffer, in the schedules of the read probe, prefetching for write. Each
+// update ORs in a bit that changes from one update to the next, so that no
+// store is silent.
 PROBKIT_WIDEST_STORES
 std::uint64_t random_updates_until(std::uint8_t* base, std::uint64_t first, std::uint64_t lines, bool prefetch,
                                    std::uint64_t seed, Clock::time_point deadline) {
   auto* line = reinterpret_cast<LineVec*>(base) + first;
-  std::uint64_t state = seed, updates = 0;
   auto update = [&](std::uint64_t at, std::uint64_t i) { line[at] |= LineVec{} + (std::uint64_t{1} << (i & 63)); };
-  auto next = [&] { return mulhi((state++) * 0x9E3779B97F4A7C15ULL, lines); };
-  if (!prefetch) {
-    while (Clock::now() < deadline) {
-      for (std::uint64_t j = 0; j < 4 * 4096; ++j) update(next(), j);
-      updates += 4 * 4096;
-    }
-    return updates;
+  if (prefetch) {
+    return batched_lines_until(lines, seed, deadline, [&](std::uint64_t at, std::uint64_t ahead, std::size_t j) {
+      prefetch_for_write(line + ahead);
+      update(at, j);
+    });
   }
-  constexpr std::size_t kBatch = 1024;
-  constexpr std::size_t kAhead = 64;
-  alignas(64) std::uint64_t at[kBatch + kAhead];
-  for (std::size_t j = 0; j < kAhead; ++j) at[kBatch + j] = next();
+  std::uint64_t state = seed, updates = 0;
   while (Clock::now() < deadline) {
-    for (int rounds = 0; rounds < 16; ++rounds) {
-      std::memcpy(at, at + kBatch, kAhead * sizeof(std::uint64_t));
-      for (std::size_t j = kAhead; j < kBatch + kAhead; ++j) at[j] = next();
-      for (std::size_t j = 0; j < kBatch; ++j) {
-        __builtin_prefetch(line + at[j + kAhead], 1);
-        update(at[j], j);
-      }
-      updates += kBatch;
-    }
+    for (std::uint64_t j = 0; j < 4 * 4096; ++j) update(mulhi((state++) * 0x9E3779B97F4A7C15ULL, lines), j);
+    updates += 4 * 4096;
   }
   return updates;
 }
