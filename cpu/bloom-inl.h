@@ -340,12 +340,13 @@ inline std::uint64_t bloom_contains(const detail::BloomRef& f, const std::uint64
 // share L1 with the filter's lines; that cost is inside these figures.
 // Microbenchmark, best of 15: table 322, read-modify-writes 224, and the
 // floor, one 64-byte read-modify-write per random line with nothing else to
-// do, ~620 (the bench's update probe). Slower there: a mask built from the
+// do, ~620 (the bench's update probe). Slower: a mask built from the
 // positions in registers (per probe a broadcast, a subtract and a variable
-// shift; 1.3x slower than the read-modify-writes); a two-level table (a
-// one-hot word line ANDed with a broadcast bit; 1.35x slower than the full
-// one); line offsets computed eight keys at a time in vectors and stored
-// for the loads (1.2x slower). On AVX2 the table, as two 32-byte halves,
+// shift: 1.3x slower than the read-modify-writes; or a broadcast, a compare
+// and a masked OR per word group: 1.6x on AVX3, 5x on AVX2); a two-level
+// table (a one-hot word line ANDed with a broadcast bit; 1.35x slower than
+// the full one); line offsets computed eight keys at a time in vectors and
+// stored for the loads (1.2x slower). On AVX2 the table, as two 32-byte halves,
 // was 1.1x faster in the microbenchmark but not in the library (best of 9
 // interleaved runs, pre-hashed: 180 vs 202), so AVX2 keeps the
 // read-modify-writes. Among their forms, every other position arithmetic
@@ -362,8 +363,8 @@ HWY_INLINE void cacheline_set(std::uint32_t* block, std::uint64_t h) {
   static_assert(kK >= 1 && kK <= layout::kMaxCachelineK);
   const auto x = static_cast<std::uint32_t>(h);
   if constexpr (kCachelineAddFromTable) {
-    // Probe i's line starts at word position * 16: the product's bits 23..31
-    // (layout::cacheline_probe) moved to bits 4..12.
+    // line[i]: where probe i's table line starts, at word position * 16 (the
+    // product's bits 23..31, layout::cacheline_probe, moved to bits 4..12).
     std::uint32_t line[kK];
     for (std::uint32_t i = 0; i < kK; ++i) line[i] = ((x * layout::bloom_salt(i)) >> 19) & 0x1FF0u;
     const DBlock d;
