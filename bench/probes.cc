@@ -83,6 +83,13 @@ inline std::uint64_t mulhi(std::uint64_t a, std::uint64_t b) {
   return static_cast<std::uint64_t>((static_cast<unsigned __int128>(a) * b) >> 64);
 }
 
+// The i-th random line of `lines`: a multiplicative scramble of a counter. One
+// multiply per address keeps the probes' own arithmetic from being the limit
+// on cache-resident buffers.
+inline std::uint64_t scrambled_line(std::uint64_t i, std::uint64_t lines) {
+  return mulhi(i * 0x9E3779B97F4A7C15ULL, lines);
+}
+
 // The schedule that wins on cache-resident buffers: each address computed
 // and loaded in one loop, four independent sums, nothing stored in between.
 std::uint64_t direct_reads_until(const Buffer& buf, std::uint64_t seed, Clock::time_point deadline,
@@ -90,7 +97,7 @@ std::uint64_t direct_reads_until(const Buffer& buf, std::uint64_t seed, Clock::t
   const std::uint64_t lines = buf.size / kLine;
   std::uint64_t state = seed, a0 = 0, a1 = 0, a2 = 0, a3 = 0, reads = 0;
   auto at = [&](std::uint64_t i) {
-    return *reinterpret_cast<const std::uint64_t*>(buf.ptr + mulhi(i * 0x9E3779B97F4A7C15ULL, lines) * kLine);
+    return *reinterpret_cast<const std::uint64_t*>(buf.ptr + scrambled_line(i, lines) * kLine);
   };
   while (Clock::now() < deadline) {
     for (int j = 0; j < 4096; ++j, state += 4) {
@@ -106,12 +113,10 @@ std::uint64_t direct_reads_until(const Buffer& buf, std::uint64_t seed, Clock::t
 }
 
 // The prefetched schedule of both random-line probes: line indices in
-// [0, lines) come in batches from a multiplicative scramble of a counter (one
-// multiply per address keeps the probe's own arithmetic from being the limit
-// on cache-resident buffers), and visit(line, line_ahead, j) runs for each,
-// where line_ahead is the line kAhead places later, to prefetch. Returns the
-// number of lines visited. Always inlined: the update probe's clones for each
-// target need it compiled for theirs.
+// [0, lines) come in batches (scrambled_line), and visit(line, line_ahead, j)
+// runs for each, where line_ahead is the line kAhead places later, to
+// prefetch. Returns the number of lines visited. Always inlined: the update
+// probe's clones for each target need it compiled for theirs.
 template <class Visit>
 [[gnu::always_inline]] inline std::uint64_t batched_lines_until(std::uint64_t lines, std::uint64_t seed,
                                                                 Clock::time_point deadline, Visit&& visit) {
@@ -119,7 +124,7 @@ template <class Visit>
   constexpr std::size_t kAhead = 64;
   alignas(64) std::uint64_t at[kBatch + kAhead];
   std::uint64_t state = seed, visited = 0;
-  auto next = [&] { return mulhi((state++) * 0x9E3779B97F4A7C15ULL, lines); };
+  auto next = [&] { return scrambled_line(state++, lines); };
   for (std::size_t j = 0; j < kAhead; ++j) at[kBatch + j] = next();
   while (Clock::now() < deadline) {
     for (int rounds = 0; rounds < 16; ++rounds) {
@@ -190,7 +195,7 @@ std::uint64_t random_updates_until(std::uint8_t* base, std::uint64_t first, std:
   }
   std::uint64_t state = seed, updates = 0;
   while (Clock::now() < deadline) {
-    for (std::uint64_t j = 0; j < 4 * 4096; ++j) update(mulhi((state++) * 0x9E3779B97F4A7C15ULL, lines), j);
+    for (std::uint64_t j = 0; j < 4 * 4096; ++j) update(scrambled_line(state++, lines), j);
     updates += 4 * 4096;
   }
   return updates;
