@@ -116,17 +116,24 @@ class Bench:
 
 # -- plots -------------------------------------------------------------------
 def plot_bloom(b, docs, op, layout, threads, fname):
-    """Throughput vs filter size per engine, the probe as a dashed line; per wall-clock second (left) and
-    per CPU second (right). The probe at a size is the median of the probes measured beside each benchmark."""
+    """Throughput vs filter size per engine, the probe as a dashed line (for add also the update probe,
+    dotted); per wall-clock second (left) and per CPU second (right). A probe at a size is the median of the
+    probes measured beside each benchmark."""
     fig, axes = plt.subplots(1, 2, figsize=(9.6, 3.6))
     xs = [SIZE_BYTES[s] for s in SIZES]
+
+    def probe_line(key):
+        out = []
+        for s in SIZES:
+            ps = [r[key] for r in b.rows if r["bench"] == f"bloom_{op}" and r.get("size") == s
+                  and r["threads"] == threads and r.get(key)]
+            out.append(statistics.median(ps) / 1e6 if ps else math.nan)
+        return out
+
     for ax, (rate, probe_key, what) in zip(axes, (("keys_per_s", "probe", "per wall-clock second"),
                                                  ("keys_per_cpu_s", "probe_cpu", "per CPU second"))):
-        probe = []
-        for s in SIZES:
-            ps = [r[probe_key] for r in b.rows if r["bench"] == f"bloom_{op}" and r.get("size") == s
-                  and r["threads"] == threads and r.get(probe_key)]
-            probe.append(statistics.median(ps) / 1e6 if ps else math.nan)
+        probe = probe_line(probe_key)
+        updates = probe_line("reference" if probe_key == "probe" else "reference_cpu") if op == "add" else []
         for e in b.engines:
             ys = []
             for s in SIZES:
@@ -136,6 +143,8 @@ def plot_bloom(b, docs, op, layout, threads, fname):
                 continue
             ax.plot(xs, ys, marker="o", label=e)
         ax.plot(xs, probe, "k--", label="probe: random 64-B reads")
+        if not all(math.isnan(y) for y in updates):
+            ax.plot(xs, updates, "k:", label="probe: random 64-B updates")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xticks(xs, SIZES)
@@ -520,7 +529,7 @@ above. Each figure is the fastest engine's (named in parentheses) at one thread.
 
 {chr(10).join(plots)}
 
-_Plots: {b.machine_line()}; u64 keys; one line per engine; the dashed line is the probe._
+_Plots: {b.machine_line()}; u64 keys; one line per engine; the dashed line is the read probe, the dotted one (add) the update probe._
 
 {bloom_section(b)}
 
