@@ -368,7 +368,7 @@ HWY_INLINE void cacheline_set(std::uint32_t* block, std::uint64_t h) {
     std::uint32_t line[kK];
     for (std::uint32_t i = 0; i < kK; ++i) line[i] = ((x * layout::bloom_salt(i)) >> 19) & 0x1FF0u;
     const DBlock d;
-    const std::uint32_t* table = kCachelineBit.line[0];
+    const std::uint32_t* table = kCachelineBit.word;
     for (std::size_t j = 0; j < layout::kCachelineWords; j += hn::Lanes(d)) {
       const auto part = [&](std::uint32_t i) { return hn::Load(d, table + line[i] + j); };
       auto mask = part(0);

@@ -12,13 +12,16 @@ namespace probkit::cpu {
 
 inline constexpr std::uint32_t kCachelinePositions = 32 * layout::kCachelineWords;  // 512
 
+// One flat array, so that a kernel may index any line from its start.
 struct alignas(64) CachelineBitTable {
-  std::uint32_t line[kCachelinePositions][layout::kCachelineWords];
+  std::uint32_t word[kCachelinePositions * layout::kCachelineWords];
 };
 
 inline constexpr CachelineBitTable kCachelineBit = [] {
   CachelineBitTable t{};
-  for (std::uint32_t p = 0; p < kCachelinePositions; ++p) t.line[p][p / 32] = 1u << (p % 32);
+  for (std::uint32_t p = 0; p < kCachelinePositions; ++p) {
+    t.word[p * layout::kCachelineWords + p / 32] = 1u << (p % 32);
+  }
   return t;
 }();
 
