@@ -347,9 +347,9 @@ inline std::uint64_t bloom_contains(const detail::BloomRef& f, const std::uint64
 // table (a one-hot word line ANDed with a broadcast bit; 1.35x slower than
 // the full one); line offsets computed eight keys at a time in vectors and
 // stored for the loads (1.2x slower). On AVX2 the table, as two 32-byte halves,
-// was 1.1x faster in the microbenchmark but not in the library (best of 9
-// interleaved runs, pre-hashed: 180 vs 202), so AVX2 keeps the
-// read-modify-writes. Among their forms, every other position arithmetic
+// was 1.1x faster in the microbenchmark but slower in the library (medians
+// of 11 interleaved runs: pre-hashed 196 vs 216, u64 129 vs 159), so AVX2
+// keeps the read-modify-writes. Among their forms, every other position arithmetic
 // measured as fast or slower: bit and word from lookup tables, positions
 // from vectors stored for the scalar ORs, load/bts/store, lea addresses.
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
