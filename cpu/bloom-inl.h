@@ -346,12 +346,13 @@ inline std::uint64_t bloom_contains(const detail::BloomRef& f, const std::uint64
 // and a masked OR per word group: 1.6x on AVX3, 5x on AVX2); a two-level
 // table (a one-hot word line ANDed with a broadcast bit; 1.35x slower than
 // the full one); line offsets computed eight keys at a time in vectors and
-// stored for the loads (1.2x slower). On AVX2 the table, as two 32-byte halves,
-// was 1.1x faster in the microbenchmark but slower in the library (medians
-// of 11 interleaved runs: pre-hashed 196 vs 216, u64 129 vs 159), so AVX2
-// keeps the read-modify-writes. Among their forms, every other position arithmetic
-// measured as fast or slower: bit and word from lookup tables, positions
-// from vectors stored for the scalar ORs, load/bts/store, lea addresses.
+// stored for the loads (1.2x slower). On AVX2 the table, as two 32-byte
+// halves, was 1.1x faster in the microbenchmark but slower in the library
+// (medians of 11 interleaved runs: pre-hashed 196 vs 216, u64 129 vs 159),
+// so AVX2 keeps the read-modify-writes. Among their forms, every other
+// position arithmetic measured as fast or slower: bit and word from lookup
+// tables, positions from vectors stored for the scalar ORs, load/bts/store,
+// lea addresses.
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
 inline constexpr bool kCachelineAddFromTable = true;
 #else
@@ -363,10 +364,11 @@ HWY_INLINE void cacheline_set(std::uint32_t* block, std::uint64_t h) {
   static_assert(kK >= 1 && kK <= layout::kMaxCachelineK);
   const auto x = static_cast<std::uint32_t>(h);
   if constexpr (kCachelineAddFromTable) {
-    // line[i]: where probe i's table line starts, at word position * 16 (the
-    // product's bits 23..31, layout::cacheline_probe, moved to bits 4..12).
+    // line[i]: the word where probe i's table line starts.
     std::uint32_t line[kK];
-    for (std::uint32_t i = 0; i < kK; ++i) line[i] = ((x * layout::bloom_salt(i)) >> 19) & 0x1FF0u;
+    for (std::uint32_t i = 0; i < kK; ++i) {
+      line[i] = layout::cacheline_probe(x, i) * layout::kCachelineWords;
+    }
     const DBlock d;
     const std::uint32_t* table = kCachelineBit.word;
     for (std::size_t j = 0; j < layout::kCachelineWords; j += hn::Lanes(d)) {
