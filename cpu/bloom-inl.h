@@ -162,7 +162,8 @@ HWY_INLINE bool sbbf_test(const std::uint32_t* block, std::uint64_t h) {
 }
 
 // The per-key contains loop: block prefetching for large filters, the key
-// stream, the answer bytes and the count. test(block, h) answers one key.
+// stream, the answer bytes and the count. test(block, &hash) answers one key;
+// it gets the hash's address so that a kernel can broadcast from memory.
 template <bool kPrefetch, bool kStore, std::uint32_t kWords, class Test>
 HWY_INLINE std::uint64_t contains_each(const detail::BloomRef& f, const std::uint64_t* hashes,
                                        std::size_t n, std::uint8_t* out, const Test& test) {
@@ -173,8 +174,8 @@ HWY_INLINE std::uint64_t contains_each(const detail::BloomRef& f, const std::uin
       if (i + kPrefetchDistance < n) prefetch_block<false>(f, hashes[i + kPrefetchDistance]);
     }
     if (i % 8 == 0) prefetch_stream(hashes + i);
-    const std::uint64_t h = hashes[i];
-    const bool hit = test(f.words + layout::block_index(h, f.num_blocks) * kWords, h);
+    const bool hit =
+        test(f.words + layout::block_index(hashes[i], f.num_blocks) * kWords, hashes + i);
     hits += hit;
     if constexpr (kStore) out[i] = hit;
   }
@@ -187,13 +188,13 @@ std::uint64_t contains_loop(const detail::BloomRef& f, const std::uint64_t* hash
   if constexpr (kLayout == BloomLayout::Cacheline512) {
     const LiveProbes live(f.k);
     return contains_each<kPrefetch, kStore, layout::kCachelineWords>(
-        f, hashes, n, out, [&](const std::uint32_t* block, std::uint64_t h) {
-          return cacheline_test(block, h, f.k, live);
+        f, hashes, n, out, [&](const std::uint32_t* block, const std::uint64_t* h) {
+          return cacheline_test(block, *h, f.k, live);
         });
   } else {
     return contains_each<kPrefetch, kStore, layout::kSbbfWords>(
         f, hashes, n, out,
-        [](const std::uint32_t* block, std::uint64_t h) { return sbbf_test(block, h); });
+        [](const std::uint32_t* block, const std::uint64_t* h) { return sbbf_test(block, *h); });
   }
 }
 
@@ -270,7 +271,9 @@ std::uint64_t contains_cacheline_k8(const detail::BloomRef& f, const std::uint64
 // word's low three bits (p >> 28) index vpermd on both halves of the block,
 // the word's top bit (p's sign bit) blends them, and 1 << (position & 31) is
 // shifted out of a vector holding 1 only in the k live lanes. One vptest
-// answers the key.
+// answers the key. The hash's low word is broadcast straight from memory (a
+// load, where vmovd + vpbroadcastd from a register take two shuffle-port
+// uops): 1.12-1.16x faster in a microbenchmark whose loop is port-bound.
 inline constexpr bool kCachelineK8Kernel = true;
 
 template <bool kPrefetch, bool kStore>
@@ -282,8 +285,9 @@ std::uint64_t contains_cacheline_k8(const detail::BloomRef& f, const std::uint64
       _mm256_load_si256(reinterpret_cast<const __m256i*>(live_lanes.lane)), _mm256_set1_epi32(1));
   const __m256i bit_of = _mm256_set1_epi32(31);
   return contains_each<kPrefetch, kStore, layout::kCachelineWords>(
-      f, hashes, n, out, [&](const std::uint32_t* block, std::uint64_t h) {
-        const __m256i product = _mm256_mullo_epi32(_mm256_set1_epi32(static_cast<int>(h)), salt);
+      f, hashes, n, out, [&](const std::uint32_t* block, const std::uint64_t* h) {
+        const __m256i product =
+            _mm256_mullo_epi32(_mm256_broadcastd_epi32(_mm_loadu_si32(h)), salt);
         const __m256i word = _mm256_srli_epi32(product, 28);  // vpermd reads its low 3 bits
         const __m256 low = _mm256_castsi256_ps(_mm256_permutevar8x32_epi32(
             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block)), word));
