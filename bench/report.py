@@ -99,8 +99,9 @@ def find(rows, **kw):
 
 
 class Bench:
-    def __init__(self, context, rows, machine):
+    def __init__(self, context, rows, machine, scaling=None):
         self.ctx, self.rows, self.machine = context, rows, machine
+        self.scaling = scaling or []  # the interleaved thread speed-up pass (scaling.json), if it ran
         self.engines = [e for e in context.get("probkit_engines", "scalar").split(",") if e]
         self.best = self.engines[1] if len(self.engines) > 1 else self.engines[0]
         self.all_threads = int(context.get("probkit_threads_all", machine.get("cores", 1)))
@@ -280,24 +281,50 @@ def floors_section(b):
                 ("hll_add", dict(keys="prehashed"), "HLL add pre-hashed"),
                 ("bloom_add", dict(layout="cacheline512", keys="str16", size="256KiB"), "add 256 KiB, strings"),
                 ("hll_add", dict(keys="str16", hash="xxh64"), "HLL add, strings")):
-            r1 = b.get(bench, engine=b.best, threads=1, **kw)
-            rn = b.get(bench, engine=b.best, threads=b.all_threads, **kw)
+            # The interleaved pass where it measured this row, else the main run; both thread counts, the
+            # probes and hashing alone always come from the same one.
+            interleaved = find(b.scaling, bench=bench, engine=b.best, threads=1, **kw) is not None
+            src = b.scaling if interleaved else b.rows
+            r1 = find(src, bench=bench, engine=b.best, threads=1, **kw)
+            rn = find(src, bench=bench, engine=b.best, threads=b.all_threads, **kw)
             s = rn["keys_per_s"] / r1["keys_per_s"] if r1 and rn else None
             p = rn["probe"] / r1["probe"] if r1 and rn else None
             # Hashing alone shares nothing between threads (each streams its keys and hashes them into a
             # private buffer): its speed-up is what the machine gave such work, beside the probe's.
             hkeys = "str16" if kw.get("keys") == "str16" else "u64"
-            h1 = b.get("hash", keys=hkeys, hash="xxh64", engine=b.best, threads=1)
-            hn = b.get("hash", keys=hkeys, hash="xxh64", engine=b.best, threads=b.all_threads)
+            h1 = find(src, bench="hash", keys=hkeys, hash="xxh64", engine=b.best, threads=1)
+            hn = find(src, bench="hash", keys=hkeys, hash="xxh64", engine=b.best, threads=b.all_threads)
             hs = hn["keys_per_s"] / h1["keys_per_s"] if h1 and hn else None
             rows.append([what, b.best, mps(r1 and r1["keys_per_s"]), mps(rn and rn["keys_per_s"]), ratio(s),
-                         "–" if s is None else ("yes" if s >= 1.8 else "**no**"), ratio(p), ratio(hs)])
+                         "–" if s is None else ("yes" if s >= 1.8 else "**no**"), ratio(p), ratio(hs),
+                         "interleaved pass" if interleaved else "main run"])
     table2 = table(["operation", "engine", "1 thread M/s", f"{b.all_threads} threads M/s", "speed-up (target ≥ 1.8)",
-                    "met", "probe's own speed-up", f"hashing alone's speed-up ({'u64 or str16'})"], rows)
+                    "met", "probe's own speed-up", f"hashing alone's speed-up ({'u64 or str16'})", "measured in"],
+                   rows)
+    # Each vCPU's speed alone (in-cache hashing pinned to it): unequal vCPUs cap a speed-up below the
+    # thread count however well the work divides.
+    vcpus = sorted((int(r["cpu"]), r["keys_per_s"]) for r in (b.scaling or b.rows)
+                   if r["bench"] == "vcpu_speed" and "keys_per_s" in r)
+    vcpu_note = ""
+    if len(vcpus) > 1:
+        rates = [x for _, x in vcpus]
+        vcpu_note = ("Each vCPU alone (in-cache XXH64 of u64 keys, the benchmark pinned to it, medians): "
+                     + ", ".join(f"cpu {c} {mps(x)} M keys/s" for c, x in vcpus)
+                     + f". Work that divides perfectly over these {len(rates)} vCPUs gains at most "
+                     f"{sum(rates) / max(rates):.2f}x over one thread on the fastest of them (the 1-thread runs are "
+                     "not pinned). ")
+    reps = b.machine.get("repetitions")
+    passes = ("Rows marked \"interleaved pass\" come from a second run of those benchmarks alone, in which the "
+              f"1-thread and {b.all_threads}-thread runs (and hashing alone's) were shuffled together by Google "
+              "Benchmark's random interleaving, "
+              + (f"{2 * reps + 1} repetitions each" if reps else "several repetitions each")
+              + ", medians: a burst of other work then falls on both thread counts alike, where the main run "
+              "measures each benchmark's repetitions back to back. The 1 GiB rows come from the main run (their "
+              "filters take seconds to rebuild whenever the benchmark changes). ") if b.scaling else ""
     return (table1 + "\n\nThe per-CPU-second figures count each thread's CPU time (keys × threads ÷ process CPU "
             "time), so they show what the code does with a core to itself on a shared machine; the probe is "
             "measured the same way for the CPU ratios.\n\n### Scaling with threads (wall clock, best engine)\n\n"
-            + table2 + "\n\nOn a shared machine the other work takes cores away from the all-threads runs; the "
+            + table2 + "\n\n" + passes + vcpu_note + "On a shared machine the other work takes cores away from the all-threads runs; the "
             "probe's own speed-up, measured beside it, shows how much parallelism the machine gave random reads at "
             "that moment, and the hash benchmark's (each thread streams its share of the keys and hashes them into "
             "a private buffer, nothing shared) what it gave work that shares nothing.")
@@ -629,7 +656,9 @@ def main():
     bench_path = os.path.join(a.data, "bench.json")
     if os.path.exists(bench_path):
         ctx, rows = load_bench(bench_path)
-        write_benchmarks(Bench(ctx, rows, machine), load_json(os.path.join(a.data, "peers.json")), a.docs)
+        scaling_path = os.path.join(a.data, "scaling.json")
+        scaling = load_bench(scaling_path)[1] if os.path.exists(scaling_path) else None
+        write_benchmarks(Bench(ctx, rows, machine, scaling), load_json(os.path.join(a.data, "peers.json")), a.docs)
     hll_path, bloom_path = os.path.join(a.data, "hll_accuracy.csv"), os.path.join(a.data, "bloom_fpr.csv")
     if os.path.exists(hll_path) and os.path.exists(bloom_path):
         hm, hr = load_csv(hll_path)
