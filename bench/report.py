@@ -2,7 +2,9 @@
 """Writes docs/BENCHMARKS.md, docs/ACCURACY.md and their PNG plots (docs/img/)
 from the raw results that scripts/bench-report.sh leaves in docs/data/:
 
-    bench.json          Google Benchmark JSON of build/bench/probkit_bench
+    bench.json          Google Benchmark JSON of build/bench/probkit_bench (32 MiB and 1 GiB filters, or a
+                        BENCH_FILTER run)
+    bench_interleaved.json  the rest (256 KiB filters, HLL, hashing), repetitions interleaved
     peers.json          bench/peers/run.py
     hll_accuracy.csv    build/bench/probkit_accuracy hll
     bloom_fpr.csv       build/bench/probkit_accuracy bloom
@@ -45,6 +47,7 @@ def load_bench(path):
                 k, v = p.split("=", 1)
                 row[k] = v
         row["threads"] = int(row.get("threads", 1))
+        row["repetitions"] = int(b.get("repetitions", 1))
         for c in ("keys_per_s", "probe", "vs_probe", "reference", "vs_reference", "hit_rate", "keys_per_cpu_s",
                   "probe_cpu", "vs_probe_cpu", "reference_cpu", "vs_reference_cpu"):
             if c in b:
@@ -99,9 +102,8 @@ def find(rows, **kw):
 
 
 class Bench:
-    def __init__(self, context, rows, machine, scaling=None):
+    def __init__(self, context, rows, machine):
         self.ctx, self.rows, self.machine = context, rows, machine
-        self.scaling = scaling or []  # the interleaved thread speed-up pass (scaling.json), if it ran
         self.engines = [e for e in context.get("probkit_engines", "scalar").split(",") if e]
         self.best = self.engines[1] if len(self.engines) > 1 else self.engines[0]
         self.all_threads = int(context.get("probkit_threads_all", machine.get("cores", 1)))
@@ -281,30 +283,25 @@ def floors_section(b):
                 ("hll_add", dict(keys="prehashed"), "HLL add pre-hashed"),
                 ("bloom_add", dict(layout="cacheline512", keys="str16", size="256KiB"), "add 256 KiB, strings"),
                 ("hll_add", dict(keys="str16", hash="xxh64"), "HLL add, strings")):
-            # The interleaved pass where it measured this row, else the main run; both thread counts, the
-            # probes and hashing alone always come from the same one.
-            interleaved = find(b.scaling, bench=bench, engine=b.best, threads=1, **kw) is not None
-            src = b.scaling if interleaved else b.rows
-            r1 = find(src, bench=bench, engine=b.best, threads=1, **kw)
-            rn = find(src, bench=bench, engine=b.best, threads=b.all_threads, **kw)
+            r1 = b.get(bench, engine=b.best, threads=1, **kw)
+            rn = b.get(bench, engine=b.best, threads=b.all_threads, **kw)
             s = rn["keys_per_s"] / r1["keys_per_s"] if r1 and rn else None
             p = rn["probe"] / r1["probe"] if r1 and rn else None
             # Hashing alone shares nothing between threads (each streams its keys and hashes them into a
             # private buffer): its speed-up is what the machine gave such work, beside the probe's.
             hkeys = "str16" if kw.get("keys") == "str16" else "u64"
-            h1 = find(src, bench="hash", keys=hkeys, hash="xxh64", engine=b.best, threads=1)
-            hn = find(src, bench="hash", keys=hkeys, hash="xxh64", engine=b.best, threads=b.all_threads)
+            h1 = b.get("hash", keys=hkeys, hash="xxh64", engine=b.best, threads=1)
+            hn = b.get("hash", keys=hkeys, hash="xxh64", engine=b.best, threads=b.all_threads)
             hs = hn["keys_per_s"] / h1["keys_per_s"] if h1 and hn else None
             rows.append([what, b.best, mps(r1 and r1["keys_per_s"]), mps(rn and rn["keys_per_s"]), ratio(s),
                          "–" if s is None else ("yes" if s >= 1.8 else "**no**"), ratio(p), ratio(hs),
-                         "interleaved pass" if interleaved else "main run"])
+                         "–" if not r1 else "interleaved" if r1.get("interleaved") else "back to back"])
     table2 = table(["operation", "engine", "1 thread M/s", f"{b.all_threads} threads M/s", "speed-up (target ≥ 1.8)",
                     "met", "probe's own speed-up", f"hashing alone's speed-up ({'u64 or str16'})", "measured in"],
                    rows)
     # Each vCPU's speed alone (in-cache hashing pinned to it): unequal vCPUs cap a speed-up below the
     # thread count however well the work divides.
-    vcpus = sorted((int(r["cpu"]), r["keys_per_s"]) for r in (b.scaling or b.rows)
-                   if r["bench"] == "vcpu_speed" and "keys_per_s" in r)
+    vcpus = sorted((int(r["cpu"]), r["keys_per_s"]) for r in b.rows if r["bench"] == "vcpu_speed" and "keys_per_s" in r)
     vcpu_note = ""
     if len(vcpus) > 1:
         rates = [x for _, x in vcpus]
@@ -313,14 +310,11 @@ def floors_section(b):
                      + f". Work that divides perfectly over these {len(rates)} vCPUs gains at most "
                      f"{sum(rates) / max(rates):.2f}x over one thread on the fastest of them (the 1-thread runs are "
                      "not pinned). ")
-    reps = b.machine.get("repetitions")
-    passes = ("Rows marked \"interleaved pass\" come from a second run of those benchmarks alone, in which the "
-              f"1-thread and {b.all_threads}-thread runs (and hashing alone's) were shuffled together by Google "
-              "Benchmark's random interleaving, "
-              + (f"{2 * reps + 1} repetitions each" if reps else "several repetitions each")
-              + ", medians: a burst of other work then falls on both thread counts alike, where the main run "
-              "measures each benchmark's repetitions back to back. The 1 GiB rows come from the main run (their "
-              "filters take seconds to rebuild whenever the benchmark changes). ") if b.scaling else ""
+    passes = ("\"Interleaved\": the benchmarks whose filters and keys set up in moments ran with their repetitions "
+              "shuffled together (Google Benchmark's random interleaving), so that a burst of other work falls on "
+              "the 1-thread and all-threads runs alike; \"back to back\": the 32 MiB and 1 GiB benchmarks, whose "
+              "filters take seconds to build, each ran its repetitions one after another. "
+              ) if any(r.get("interleaved") for r in b.rows) else ""
     return (table1 + "\n\nThe per-CPU-second figures count each thread's CPU time (keys × threads ÷ process CPU "
             "time), so they show what the code does with a core to itself on a shared machine; the probe is "
             "measured the same way for the CPU ratios.\n\n### Scaling with threads (wall clock, best engine)\n\n"
@@ -508,6 +502,16 @@ def peers_section(peers):
             "\n\nMissing peers:\n\n" + miss + memory)
 
 
+def repetitions_line(b):
+    def reps(interleaved):
+        return max((r["repetitions"] for r in b.rows if bool(r.get("interleaved")) == interleaved), default=0)
+    if not reps(True):
+        return f"Every figure is the **median of {reps(False)} repetitions**."
+    return (f"Every figure is a **median**: of {reps(True)} repetitions shuffled together with the other "
+            f"benchmarks' (random interleaving) for 256 KiB filters, HLL and hashing, which set up in moments; "
+            f"of {reps(False)} repetitions back to back for 32 MiB and 1 GiB filters, which take seconds to build.")
+
+
 def write_benchmarks(b, peers, docs):
     plots = []
     for op, layout in (("contains", "cacheline512"), ("add", "cacheline512"), ("contains", "parquet_sbbf")):
@@ -527,7 +531,7 @@ Commit `{m.get('commit', '?')}`, {m.get('date', '?')}. Engines measured: {', '.j
 `probkit::set_simd_target`). Best engine on this CPU: **{b.best}**. "All threads" = {b.all_threads}.
 {m.get('note', '')}
 
-Every figure is the **median of {m.get('repetitions', 3)} repetitions**. Each benchmark prints beside its
+{repetitions_line(b)} Each benchmark prints beside its
 throughput a speed-of-light probe measured in the same process on a buffer of the same size
 (DESIGN.md §7): for Bloom filters the rate of independent random 64-byte reads (batched, prefetched),
 for HLL and hashing the sequential read rate of the key column in keys/s; "÷ probe" is the ratio.
@@ -656,9 +660,13 @@ def main():
     bench_path = os.path.join(a.data, "bench.json")
     if os.path.exists(bench_path):
         ctx, rows = load_bench(bench_path)
-        scaling_path = os.path.join(a.data, "scaling.json")
-        scaling = load_bench(scaling_path)[1] if os.path.exists(scaling_path) else None
-        write_benchmarks(Bench(ctx, rows, machine, scaling), load_json(os.path.join(a.data, "peers.json")), a.docs)
+        # The in-cache benchmarks' run, with repetitions interleaved (bench-report.sh), when it was made.
+        interleaved_path = os.path.join(a.data, "bench_interleaved.json")
+        if os.path.exists(interleaved_path):
+            ctx_i, rows_i = load_bench(interleaved_path)
+            ctx = ctx or ctx_i
+            rows += [dict(r, interleaved=True) for r in rows_i]
+        write_benchmarks(Bench(ctx, rows, machine), load_json(os.path.join(a.data, "peers.json")), a.docs)
     hll_path, bloom_path = os.path.join(a.data, "hll_accuracy.csv"), os.path.join(a.data, "bloom_fpr.csv")
     if os.path.exists(hll_path) and os.path.exists(bloom_path):
         hm, hr = load_csv(hll_path)

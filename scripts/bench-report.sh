@@ -9,8 +9,8 @@
 #   scripts/bench-report.sh --report   only rewrite the docs from docs/data/
 #
 # Optional: PROBKIT_BUILD_DIR (default build-bench), BENCH_FILTER (a
-# --benchmark_filter regex; skips the thread speed-up pass), SKIP_PEERS=1, SKIP_ACCURACY=1, SKIP_BENCH=1,
-# REPS (repetitions per benchmark, default 5; the speed-up pass runs 2 * REPS + 1).
+# --benchmark_filter regex: one run of those, back to back), SKIP_PEERS=1, SKIP_ACCURACY=1, SKIP_BENCH=1,
+# REPS (repetitions per benchmark, default 5; the interleaved in-cache run takes 2 * REPS + 1).
 # The peers need Python packages and Debian packages; bench/peers/install.sh
 # installs them. A peer that is missing is reported as missing.
 set -euo pipefail
@@ -62,36 +62,31 @@ json.dump({"cpu": model, "isa": isa, "cores": os.cpu_count(), "memory_gib": mem,
 PY
 
   if [[ -z ${SKIP_BENCH:-} ]]; then
-    filter=${BENCH_FILTER:-}
     min_time=0.1
-    if [[ $mode == --quick ]]; then
-      filter=${filter:-'-(size=1GiB)'}
-      min_time=0.02
-    fi
-    echo "bench-report: probkit_bench (${filter:-all benchmarks})" >&2
-    "$build/bench/probkit_bench" ${filter:+--benchmark_filter="$filter"} --benchmark_min_time=$min_time \
-      --benchmark_repetitions=$reps --benchmark_report_aggregates_only=true \
-      --benchmark_out="$data/bench.json" --benchmark_out_format=json > "$build/bench.txt"
+    [[ $mode == --quick ]] && min_time=0.02
+    bench() {  # bench OUT.json ARGS...: one probkit_bench run, medians kept
+      local out=$1
+      shift
+      "$build/bench/probkit_bench" --benchmark_min_time=$min_time --benchmark_report_aggregates_only=true \
+        --benchmark_out="$out" --benchmark_out_format=json "$@" > "$build/$(basename "$out" .json).txt"
+    }
     if [[ -n ${BENCH_FILTER:-} ]]; then
-      rm -f "$data/scaling.json"  # a filtered run has no speed-up pass: drop the last one, not mix it in
+      echo "bench-report: probkit_bench ($BENCH_FILTER)" >&2
+      bench "$data/bench.json" --benchmark_filter="$BENCH_FILTER" --benchmark_repetitions=$reps
+      rm -f "$data/bench_interleaved.json"  # from an earlier run: not to be mixed with this one
     else
-      # The thread speed-ups again, in a pass of their own: the main run measures a benchmark's repetitions
-      # back to back, so a burst of other work on a shared machine can fall on the 1-thread run and miss the
-      # all-threads one. Here the 1- and all-threads runs of the in-cache and HLL rows (and of hashing alone,
-      # and each vCPU's speed alone) are shuffled together (random interleaving), best engine only. The 1 GiB rows stay in the main run:
-      # their filters take seconds to rebuild each time the benchmark changes.
-      best=$("$build/bench/probkit_bench" --benchmark_list_tests | grep -o 'engine=[A-Za-z0-9_]*' |
-        grep -v '=scalar$' | head -n 1 || true)
-      best=${best:-engine=scalar}
-      rows='bloom_(contains|add)/layout=cacheline512/keys=u64/size=256KiB'
-      rows+='|bloom_add/layout=cacheline512/keys=str16/size=256KiB'
-      rows+='|hll_add/keys=(u64/hash=xxh64|prehashed/hash=none|str16/hash=xxh64)|hash/keys=(u64|str16)/hash=xxh64'
-      rows+='|vcpu_speed/cpu=[0-9]+'  # each vCPU's own speed, in the same window
-      echo "bench-report: probkit_bench, thread speed-ups (interleaved, $best)" >&2
-      "$build/bench/probkit_bench" --benchmark_filter="^($rows)/$best/" --benchmark_min_time=$min_time \
-        --benchmark_repetitions=$((2 * reps + 1)) --benchmark_enable_random_interleaving=true \
-        --benchmark_report_aggregates_only=true \
-        --benchmark_out="$data/scaling.json" --benchmark_out_format=json > "$build/scaling.txt"
+      # Filters larger than the cache take seconds to build, so their benchmarks run one after the other,
+      # each benchmark's repetitions back to back (--quick leaves out 1 GiB).
+      large='size=(32MiB|1GiB)'
+      [[ $mode == --quick ]] && large='size=32MiB'
+      echo "bench-report: probkit_bench ($large)" >&2
+      bench "$data/bench.json" --benchmark_filter="$large" --benchmark_repetitions=$reps
+      # Everything else sets up in moments: its repetitions are shuffled together (random interleaving), so
+      # that a burst of other work on a shared machine falls on many benchmarks a little instead of deciding
+      # one, and on the 1- and all-threads runs of a speed-up alike. More repetitions, as each is shorter.
+      echo "bench-report: probkit_bench (the rest, interleaved)" >&2
+      bench "$data/bench_interleaved.json" --benchmark_filter="-size=(32MiB|1GiB)" \
+        --benchmark_repetitions=$((2 * reps + 1)) --benchmark_enable_random_interleaving=true
     fi
   fi
   if [[ -z ${SKIP_ACCURACY:-} ]]; then
