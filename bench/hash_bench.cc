@@ -70,10 +70,11 @@ void bm_hash(benchmark::State& state, HashCase c, Engine engine, unsigned thread
 // thread speed-ups beside these.
 void bm_vcpu_speed(benchmark::State& state, Engine engine, int cpu) {
   cpu_set_t old_mask, one;
-  pthread_getaffinity_np(pthread_self(), sizeof(old_mask), &old_mask);
   CPU_ZERO(&one);
   CPU_SET(cpu, &one);
-  if (pthread_setaffinity_np(pthread_self(), sizeof(one), &one) != 0) {
+  // Without the old mask there is nothing to restore afterwards: do not pin.
+  if (pthread_getaffinity_np(pthread_self(), sizeof(old_mask), &old_mask) != 0 ||
+      pthread_setaffinity_np(pthread_self(), sizeof(one), &one) != 0) {
     state.SkipWithError("cannot pin the benchmark thread to this CPU");
     return;
   }
