@@ -3,10 +3,10 @@
 # every test, run the GPU benchmarks, and leave logs and a JSON summary in
 # OUTDIR (default $OUT, else out/gpu-check). Meant for a lent H200 whose image
 # lacks Highway, GoogleTest, Google Benchmark and xxhash (DESIGN.md §9): the
-# .debs that scripts/fetch-gpu-deps.sh put in .deps/ travel with the checkout
-# (device call: carry [".deps"]) and are unpacked under /tmp, never into /.
+# .debs that scripts/fetch-gpu-deps.sh put in .deps/gpu/ travel with the checkout
+# (device call: carry [".deps/gpu"]) and are unpacked under /tmp, never into /.
 # Budget: under 8 minutes on one H200 with 16 cores (the step timeouts sum
-# to 470 s; a step that runs out is killed and reported, and the steps that
+# to 460 s; a step that runs out is killed and reported, and the steps that
 # need its result are skipped).
 #
 #   scripts/gpu-check.sh [OUTDIR]
@@ -26,10 +26,11 @@ keys=${BENCH_KEYS:-1000000000}
 filter=${BENCH_FILTER:-}
 build=${BUILD_DIR:-/tmp/probkit-gpu-build}
 deps=${DEPS_DIR:-/tmp/deps}
-t_configure=${STEP_TIMEOUT_CONFIGURE:-60}
-t_build=${STEP_TIMEOUT_BUILD:-180}
+t_configure=${STEP_TIMEOUT_CONFIGURE:-40}
+t_build=${STEP_TIMEOUT_BUILD:-150}
 t_test=${STEP_TIMEOUT_TEST:-90}
-t_bench=${STEP_TIMEOUT_BENCH:-140}
+t_sanitize=${STEP_TIMEOUT_SANITIZE:-60}
+t_bench=${STEP_TIMEOUT_BENCH:-120}
 start=$(date +%s)
 
 log() { echo "[gpu-check +$(($(date +%s) - start))s] $*" | tee -a "$outdir/steps.log"; }
@@ -49,20 +50,20 @@ step() {  # step NAME TIMEOUT LOGFILE COMMAND...
 
 # 1. Dependencies: unpack the carried .debs; point CMake, the loader and
 #    pkg-config at them (PKG_CONFIG_SYSROOT_DIR rewrites the .pc files' /usr).
-# At most 8 files come back from a device call: keep to 7.
-for f in steps.log machine.txt build.log ctest.log gpu_bench.txt gpu_bench.json summary.json; do : >"$outdir/$f"; done
+# At most 8 files come back from a device call: these are the 8.
+for f in steps.log machine.txt build.log ctest.log sanitizer.log gpu_bench.txt gpu_bench.json summary.json; do : >"$outdir/$f"; done
 rm -f "$outdir/gpu_bench.json"
-if compgen -G ".deps/*.deb" >/dev/null; then
+if compgen -G ".deps/gpu/*.deb" >/dev/null; then
   mkdir -p "$deps"
-  for f in .deps/*.deb; do dpkg -x "$f" "$deps" || log "dpkg -x $f failed"; done
+  for f in .deps/gpu/*.deb; do dpkg -x "$f" "$deps" || log "dpkg -x $f failed"; done
   export CMAKE_PREFIX_PATH=$deps/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}
   export LD_LIBRARY_PATH=$deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   export PKG_CONFIG_LIBDIR=$deps/usr/lib/x86_64-linux-gnu/pkgconfig:$deps/usr/share/pkgconfig
   export PKG_CONFIG_SYSROOT_DIR=$deps
   command -v pkg-config >/dev/null || export PATH=$PATH:$deps/usr/bin
-  log "unpacked $(ls .deps/*.deb | wc -l) packages into $deps"
+  log "unpacked $(ls .deps/gpu/*.deb | wc -l) packages into $deps"
 else
-  log "no .deps/*.deb: using the system's libraries (run scripts/fetch-gpu-deps.sh and carry .deps)"
+  log "no .deps/gpu/*.deb: using the system's libraries (run scripts/fetch-gpu-deps.sh and carry .deps/gpu)"
 fi
 command -v nvcc >/dev/null || export PATH=$PATH:/usr/local/cuda/bin
 {
@@ -88,6 +89,17 @@ fi
 # 3. Every test (the CUDA identity tests run here; none may skip for want of a GPU).
 if [ "${status[build]:-1}" -eq 0 ]; then
   step test "$t_test" ctest.log ctest --test-dir "$build" --output-on-failure -j "$jobs" --timeout 80
+fi
+
+# 3b. The CUDA tests once more under compute-sanitizer's memcheck: an
+#     out-of-bounds or misaligned access need not change any result the
+#     identity tests compare.
+sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+if [ "${status[build]:-1}" -eq 0 ] && [ -n "$gpu_name" ] && [ -x "$sanitizer" ]; then
+  step sanitize "$t_sanitize" sanitizer.log "$sanitizer" --tool memcheck --error-exitcode 1 \
+    "$build/tests/probkit_tests" --gtest_filter='Cuda*'
+else
+  log "sanitize: skipped (needs the build, a GPU and compute-sanitizer)"
 fi
 
 # 4. GPU benchmarks beside their speed-of-light probes, one group at a time
@@ -138,6 +150,7 @@ python3 - "$outdir" "$total" "${gpu_name:-}" "$keys" \
   "configure=${status[configure]:-skipped}:${seconds[configure]:-0}" \
   "build=${status[build]:-skipped}:${seconds[build]:-0}" \
   "test=${status[test]:-skipped}:${seconds[test]:-0}" \
+  "sanitize=${status[sanitize]:-skipped}:${seconds[sanitize]:-0}" \
   "bench=${status[bench]:-skipped}:${seconds[bench]:-0}" <<'EOF' || log "summary: python3 failed"
 import json, os, re, sys
 outdir, total, gpu, keys = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
@@ -156,6 +169,11 @@ if os.path.exists(log):
                             "skipped": len(re.findall(r"\(Skipped\)", text)),
                             "failed_names": re.findall(r"\d+ - (\S+) \((?:Failed|Timeout|SEGFAULT|Subprocess aborted)\)", text),
                             "skipped_names": re.findall(r"\d+ - (\S+) \(Skipped\)", text)}
+log = os.path.join(outdir, "sanitizer.log")
+if os.path.exists(log):
+    m = re.search(r"ERROR SUMMARY: (\d+) error", open(log, errors="replace").read())
+    if m:
+        summary["sanitizer_errors"] = int(m.group(1))
 bench = os.path.join(outdir, "gpu_bench.json")
 if os.path.exists(bench):
     try:
@@ -184,5 +202,8 @@ log "done in ${total}s; summary: $outdir/summary.json"
 ok=0
 for s in configure build test bench; do
   [ "${status[$s]:-1}" -eq 0 ] || ok=1
+done
+for s in sanitize; do  # skipped without a GPU: not a failure
+  [ "${status[$s]:-0}" -eq 0 ] || ok=1
 done
 exit $ok
