@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -16,6 +17,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "cuda/block_words.hpp"
 #include "dispatch.hpp"
 #include "key_columns.hpp"
 #include "probkit/probkit.hpp"
@@ -77,6 +79,48 @@ TEST(CudaLayout, ProbeTestEqualsMaskTest) {
     for (std::uint32_t w = 0; w < 16; ++w) by_mask &= (block[w] & m.word[w]) == m.word[w];
     const std::uint32_t* p = block;
     ASSERT_EQ(probkit::layout::cacheline_test(h, k, p), by_mask) << "h=" << h << " k=" << k;
+  }
+}
+
+// The kernels' own schedules (cuda/block_words.hpp) against the layout.
+TEST(CudaLayout, LineWordSelectsEveryWordOfTheLine) {
+  struct V4 {
+    std::uint32_t x, y, z, w;
+  };
+  std::mt19937_64 rng(13);
+  for (int t = 0; t < 1000; ++t) {
+    std::uint32_t words[16];
+    for (auto& w : words) w = static_cast<std::uint32_t>(rng());
+    const V4 v[4] = {{words[0], words[1], words[2], words[3]},
+                     {words[4], words[5], words[6], words[7]},
+                     {words[8], words[9], words[10], words[11]},
+                     {words[12], words[13], words[14], words[15]}};
+    for (std::uint32_t w = 0; w < 16; ++w) {
+      ASSERT_EQ(probkit::detail::cuda::line_word(v[0], v[1], v[2], v[3], w), words[w]) << "w=" << w;
+    }
+  }
+}
+
+// A 64-bit atomicOr on word w of a block ORs 32-bit words 2w and 2w + 1 (the
+// GPU, like the byte format, is little-endian): the 64-bit masks must be the
+// 32-bit masks' bytes read as 64-bit words.
+TEST(CudaLayout, SixtyFourBitMasksAreTheMasksBytes) {
+  std::mt19937_64 rng(17);
+  for (int t = 0; t < 20000; ++t) {
+    const std::uint64_t h = rng();
+    const std::uint32_t k = 1 + static_cast<std::uint32_t>(t % 16);
+    const probkit::layout::CachelineMask m = probkit::layout::cacheline_mask(h, k);
+    std::uint64_t want[8];
+    std::memcpy(want, m.word, sizeof want);
+    std::uint64_t mask64[8] = {};
+    probkit::detail::cuda::cacheline_mask64(h, k, mask64);
+    for (std::uint32_t w = 0; w < 8; ++w) ASSERT_EQ(mask64[w], want[w]) << "h=" << h << " k=" << k << " w=" << w;
+
+    std::uint32_t sbbf[8];
+    for (std::uint32_t w = 0; w < 8; ++w) sbbf[w] = probkit::layout::sbbf_word_bit(h, w);
+    std::uint64_t sbbf_want[4];
+    std::memcpy(sbbf_want, sbbf, sizeof sbbf_want);
+    for (std::uint32_t p = 0; p < 4; ++p) ASSERT_EQ(probkit::detail::cuda::sbbf_pair_bits(h, p), sbbf_want[p]);
   }
 }
 
