@@ -91,10 +91,9 @@ if [ "${status[build]:-1}" -eq 0 ]; then
   step test "$t_test" ctest.log ctest --test-dir "$build" --output-on-failure -j "$jobs" --timeout 80
 fi
 
-# 3b. The CUDA tests (and the identity suite's Cuda0 rows) once more under
-#     compute-sanitizer's memcheck: an
-#     out-of-bounds or misaligned access need not change any result the
-#     identity tests compare.
+# 3b. The CUDA tests and the identity suite's Cuda0 rows once more, under
+#     compute-sanitizer's memcheck: an out-of-bounds or misaligned access
+#     need not change any result the identity tests compare.
 sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 if [ "${status[build]:-1}" -eq 0 ] && [ -n "$gpu_name" ] && [ -x "$sanitizer" ]; then
   step sanitize "$t_sanitize" sanitizer.log "$sanitizer" --tool memcheck --error-exitcode 1 \
