@@ -58,6 +58,22 @@ void require_same_device(int where, int device, const char* what) {
   }
 }
 
+// Whether [p, p + bytes) starts and ends in page-locked host memory
+// (cudaMallocHost, cudaHostAlloc, cudaHostRegister): the copy engine can then
+// read it in place, with no pass through a staging buffer. (Both ends: a
+// range that is only partly registered is staged like pageable memory.)
+bool page_locked(const void* p, std::size_t bytes) {
+  const auto pinned = [](const void* q) {
+    cudaPointerAttributes a{};
+    if (cudaPointerGetAttributes(&a, q) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return false;
+    }
+    return a.type == cudaMemoryTypeHost;
+  };
+  return bytes != 0 && pinned(p) && pinned(static_cast<const std::uint8_t*>(p) + bytes - 1);
+}
+
 // Whether a kernel can read the batch where it is; false means it is staged.
 bool keys_in_device_memory(const KeyBatch& k, int device) {
   if (k.kind == KeyKind::Views) return false;
@@ -138,7 +154,9 @@ using ChunkFn = std::function<cudaError_t(const DeviceKeys&, std::size_t, std::u
 // Streams a batch whose keys and/or per-key output are in host memory through
 // two pinned buffers: while the kernel of chunk c runs on the caller's
 // stream, chunk c + 1 is copied on a second stream and chunk c + 2 is packed
-// on the host.
+// on the host. Fixed-width keys that are already page-locked skip the pack:
+// the copy engine reads them where they are (the pack, one memcpy on one
+// core, is slower than the bus).
 class Stager {
  public:
   Stager(const KeyBatch& k, bool keys_on_device, std::uint8_t* host_out, cudaStream_t stream)
@@ -176,10 +194,13 @@ class Stager {
       if (keys_on_device_) {
         dk = device_view(first, end);
       } else {
-        const std::size_t data_bytes = pack(s, first, end);
-        if (s.used) check(cudaStreamWaitEvent(copy_stream_, s.consumed, 0), "staging keys");
         const std::size_t key_bytes = is_string(k_.kind) ? (end - first + 1) * 8 : (end - first) * key_width(k_.kind);
-        check(cudaMemcpyAsync(s.dev_keys, s.host_keys, key_bytes, cudaMemcpyHostToDevice, copy_stream_), "staging keys");
+        const void* source = keys_page_locked_
+                                 ? static_cast<const std::uint8_t*>(k_.keys) + first * key_width(k_.kind)
+                                 : s.host_keys;
+        const std::size_t data_bytes = keys_page_locked_ ? 0 : pack(s, first, end);
+        if (s.used) check(cudaStreamWaitEvent(copy_stream_, s.consumed, 0), "staging keys");
+        check(cudaMemcpyAsync(s.dev_keys, source, key_bytes, cudaMemcpyHostToDevice, copy_stream_), "staging keys");
         if (data_bytes != 0) {
           check(cudaMemcpyAsync(s.dev_data, s.host_data, data_bytes, cudaMemcpyHostToDevice, copy_stream_),
                 "staging string bytes");
@@ -246,10 +267,11 @@ class Stager {
       data_cap_ = std::max<std::size_t>(1, std::min(total, std::max(kChunkBytes, longest)));
     }
     const std::size_t key_cap = keys_on_device_ ? 0 : is_string(k_.kind) ? (chunk + 1) * 8 : chunk * key_width(k_.kind);
+    keys_page_locked_ = key_cap != 0 && !is_string(k_.kind) && page_locked(k_.keys, k_.n * key_width(k_.kind));
     check(cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking), "creating the copy stream");
     for (Slot& s : slots_) {
       if (key_cap != 0) {
-        check(cudaMallocHost(&s.host_keys, key_cap), "pinning a staging buffer");
+        if (!keys_page_locked_) check(cudaMallocHost(&s.host_keys, key_cap), "pinning a staging buffer");
         check(cudaMallocAsync(&s.dev_keys, key_cap, stream_), "allocating a staging buffer");
       }
       if (data_cap_ != 0) {
@@ -342,6 +364,7 @@ class Stager {
   cudaStream_t copy_stream_ = nullptr;
   cudaEvent_t ready_ = nullptr;
   std::size_t data_cap_ = 0;
+  bool keys_page_locked_ = false;  // fixed-width host keys the copy engine reads in place
   Slot slots_[kSlots];
   bool drained_ = false;
 };

@@ -111,7 +111,7 @@ if [ -x "$bench_bin" ]; then
   bench_end=$(($(date +%s) + t_bench))
   t0=$(date +%s)
   status[bench]=0
-  for group in BloomContains HllAdd BloomAdd BloomCount; do
+  for group in BloomContains HllAdd BloomAdd BloomCount BloomAddHostKeys HllAddHostKeys; do
     left=$((bench_end - $(date +%s)))
     if [ "$left" -le 5 ]; then
       log "bench $group: skipped, out of time"

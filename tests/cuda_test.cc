@@ -276,6 +276,49 @@ class DeviceKeySet {
   mutable std::vector<std::shared_ptr<void>> copies_;
 };
 
+// Page-locked (cudaMallocHost) copy of a host vector, freed at scope end.
+template <class T>
+class PinnedVector {
+ public:
+  explicit PinnedVector(const std::vector<T>& host) : n_(host.size()) {
+    if (n_ == 0) return;
+    EXPECT_EQ(cudaMallocHost(&ptr_, n_ * sizeof(T)), cudaSuccess);
+    std::memcpy(ptr_, host.data(), n_ * sizeof(T));
+  }
+  ~PinnedVector() {
+    if (ptr_ != nullptr) cudaFreeHost(ptr_);
+  }
+  PinnedVector(const PinnedVector&) = delete;
+  PinnedVector& operator=(const PinnedVector&) = delete;
+  std::span<const T> cspan() const { return {static_cast<const T*>(ptr_), n_}; }
+
+ private:
+  void* ptr_ = nullptr;
+  std::size_t n_ = 0;
+};
+
+// The same keys in page-locked host memory: fixed-width keys are then copied
+// to the device in place, with no staging pack (cuda/backend.cc).
+class PinnedKeySet {
+ public:
+  explicit PinnedKeySet(const KeySet& host) : host_(host) {}
+
+  Keys keys(KeyKind k) const {
+    return host_.column(k).keys_in(
+        [this](const auto& v) {
+          using T = typename std::decay_t<decltype(v)>::value_type;
+          auto copy = std::make_shared<PinnedVector<T>>(v);
+          copies_.push_back(copy);
+          return copy->cspan();
+        },
+        KeyMemory::Detect);
+  }
+
+ private:
+  const KeySet& host_;
+  mutable std::vector<std::shared_ptr<void>> copies_;
+};
+
 // Not multiples of a warp or a CTA. The simulator (tests/cuda_sim) runs the
 // kernels on the CPU with 4093-key staging chunks, so 100003 keys already
 // cross 25 chunks there.
@@ -345,6 +388,27 @@ TEST(CudaBloom, IdentityDeviceKeys) {
       for (std::size_t n : kSizes) {
         expect_bloom_identity(layout, kind, n, true, KeyMemory::Detect);
         expect_bloom_identity(layout, kind, n, true, KeyMemory::Device);
+      }
+    }
+  }
+}
+
+TEST(CudaBloom, IdentityPageLockedHostKeys) {
+  PROBKIT_REQUIRE_GPU();
+  for (BloomLayout layout : {BloomLayout::Cacheline512, BloomLayout::ParquetSbbf}) {
+    for (KeyKind kind : kAllKeyKinds) {
+      if (kind == KeyKind::Views) continue;
+      for (std::size_t n : kSizes) {
+        SCOPED_TRACE(std::string(key_kind_name(kind)) + " n=" + std::to_string(n) + " page-locked host keys");
+        const KeySet& keys = keyset(n, 4000 + n);
+        BloomFilter ref = make_filter(layout, n);
+        ref.add(keys.host(kind), Backend::Scalar);
+        BloomFilter dev = make_filter(layout, n);
+        dev.to_device();
+        const PinnedKeySet pinned(keys);
+        dev.add(pinned.keys(kind));
+        EXPECT_TRUE(dev == ref);
+        EXPECT_EQ(dev.count(pinned.keys(kind)), ref.count(keys.host(kind), Backend::Scalar));
       }
     }
   }
@@ -559,6 +623,13 @@ void expect_hll_identity(std::uint32_t p, KeyKind kind, std::size_t n, bool devi
   }
   EXPECT_EQ(probkit::last_served().backend, Backend::Cuda);
   EXPECT_TRUE(dev == ref);
+  if (!device_keys && kind != KeyKind::Views) {
+    HyperLogLog from_pinned(p);
+    from_pinned.to_device();
+    const PinnedKeySet pinned(keys);
+    from_pinned.add(pinned.keys(kind));
+    EXPECT_TRUE(from_pinned == ref) << "page-locked host keys";
+  }
   EXPECT_EQ(dev.histogram(), ref.histogram());
   EXPECT_EQ(dev.estimate(), ref.estimate());  // the identical double
 }

@@ -36,7 +36,7 @@ std::recursive_mutex g_mutex;
 CUstream_st g_legacy;                            // the null stream
 std::set<CUstream_st*> g_streams{&g_legacy};     // every live stream
 std::map<std::uintptr_t, std::size_t> g_device;  // simulated device allocations
-std::set<void*> g_pinned;
+std::map<std::uintptr_t, std::size_t> g_pinned;  // cudaMallocHost allocations
 cudaError_t g_last = cudaSuccess;
 constexpr unsigned char kGarbage = 0xA5;
 
@@ -47,13 +47,16 @@ CUstream_st* stream_of(cudaStream_t s) { return s != nullptr ? s : &g_legacy; }
   std::abort();
 }
 
-bool in_device(const void* p, std::size_t bytes) {
+bool in_range(const std::map<std::uintptr_t, std::size_t>& allocations, const void* p, std::size_t bytes) {
   const auto a = reinterpret_cast<std::uintptr_t>(p);
-  auto it = g_device.upper_bound(a);
-  if (it == g_device.begin()) return false;
+  auto it = allocations.upper_bound(a);
+  if (it == allocations.begin()) return false;
   --it;
   return a >= it->first && a + bytes <= it->first + it->second;
 }
+bool in_device(const void* p, std::size_t bytes) { return in_range(g_device, p, bytes); }
+// Like CUDA, any address inside a page-locked allocation reports as host memory.
+bool in_pinned(const void* p) { return in_range(g_pinned, p, 1); }
 
 void complete(CUevent_st* e, unsigned long long gen);
 
@@ -174,7 +177,7 @@ cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* a, const void* p) {
   if (in_device(p, 1)) {
     a->type = cudaMemoryTypeDevice;
     a->device = 0;
-  } else if (g_pinned.count(const_cast<void*>(p)) != 0) {
+  } else if (in_pinned(p)) {
     a->type = cudaMemoryTypeHost;
   } else {
     a->type = cudaMemoryTypeUnregistered;
@@ -206,14 +209,14 @@ cudaError_t cudaMallocHost(void** p, std::size_t bytes) {
   void* q = std::malloc(bytes == 0 ? 1 : bytes);
   if (q == nullptr) return g_last = cudaErrorMemoryAllocation;
   std::memset(q, kGarbage, bytes);
-  g_pinned.insert(q);
+  g_pinned.emplace(reinterpret_cast<std::uintptr_t>(q), bytes == 0 ? 1 : bytes);
   *p = q;
   return cudaSuccess;
 }
 cudaError_t cudaFreeHost(void* p) {
   std::lock_guard lock(g_mutex);
   drain_all();
-  if (g_pinned.erase(p) == 0) die("cudaFreeHost of a pointer cudaMallocHost did not return");
+  if (g_pinned.erase(reinterpret_cast<std::uintptr_t>(p)) == 0) die("cudaFreeHost of a pointer cudaMallocHost did not return");
   std::free(p);
   return cudaSuccess;
 }
