@@ -5,6 +5,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstring>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -154,6 +155,23 @@ void run_workers(unsigned workers, const std::function<void(unsigned)>& fn) {
   threads.reserve(workers - 1);
   for (unsigned w = 1; w < workers; ++w) threads.emplace_back(fn, w);
   fn(0);
+}
+
+void parallel_copy(void* dst, const void* src, std::size_t bytes, unsigned workers, std::size_t min_piece) {
+  const std::size_t pieces = min_piece == 0 ? bytes : bytes / min_piece;
+  workers = static_cast<unsigned>(std::min<std::size_t>(workers, pieces));
+  if (workers <= 1) {
+    if (bytes != 0) std::memcpy(dst, src, bytes);
+    return;
+  }
+  const std::size_t per = (bytes / workers + 63) / 64 * 64;
+  run_workers(workers, [&](unsigned w) {
+    const std::size_t lo = std::min(bytes, w * per);
+    const std::size_t hi = w + 1 == workers ? bytes : std::min(bytes, lo + per);
+    if (hi > lo) {
+      std::memcpy(static_cast<std::uint8_t*>(dst) + lo, static_cast<const std::uint8_t*>(src) + lo, hi - lo);
+    }
+  });
 }
 
 }  // namespace probkit::detail

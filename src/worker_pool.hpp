@@ -1,6 +1,7 @@
 // Internal: persistent worker threads for the CPU bulk driver.
 #pragma once
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 
@@ -16,6 +17,11 @@ namespace probkit::detail {
 // next call finds them awake. A second caller while the pool is busy (or a
 // nested call) gets plain threads instead.
 void run_workers(unsigned workers, const std::function<void(unsigned)>& fn);
+
+// memcpy(dst, src, bytes) split over up to `workers` threads of run_workers,
+// each piece at least min_piece bytes (and a whole number of cache lines but
+// the last): below 2 * min_piece it is one memcpy on the calling thread.
+void parallel_copy(void* dst, const void* src, std::size_t bytes, unsigned workers, std::size_t min_piece);
 
 // A barrier for the workers of one run_workers call. It spins (for up to the
 // pool's spin time, then sleeps) where std::barrier sleeps after a few

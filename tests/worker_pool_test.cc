@@ -4,7 +4,9 @@
 // SpinBarrier holds every worker until all have arrived, round after round.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <numeric>
 #include <thread>
 #include <vector>
@@ -91,6 +93,39 @@ TEST(WorkerPool, ConcurrentBulkCallsMatchOneThread) {
   for (auto& t : callers) t.join();
   probkit::set_threads(0);
   EXPECT_EQ(mismatches.load(), 0);
+}
+
+}  // namespace
+
+namespace {
+
+// parallel_copy (the CUDA backend's staging pack): every byte arrives, none
+// around the destination is touched, for sizes that do and do not split into
+// whole pieces and cache lines, and worker counts above the pieces there are.
+TEST(ParallelCopy, CopiesEveryByteAndNothingElse) {
+  std::vector<std::uint8_t> src(3 * 1024 * 1024 + 77);
+  std::uint64_t x = 0x9E3779B97F4A7C15ULL;
+  for (auto& b : src) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    b = static_cast<std::uint8_t>(x);
+  }
+  constexpr std::size_t kGuard = 64;
+  for (std::size_t bytes : {std::size_t{0}, std::size_t{1}, std::size_t{63}, std::size_t{4096}, std::size_t{65537},
+                            src.size() - 5, src.size()}) {
+    for (unsigned workers : {1u, 2u, 3u, 8u, 64u}) {
+      for (std::size_t min_piece : {std::size_t{1}, std::size_t{1000}, std::size_t{1} << 20}) {
+        std::vector<std::uint8_t> dst(bytes + 2 * kGuard, 0xEE);
+        probkit::detail::parallel_copy(dst.data() + kGuard, src.data() + 5, bytes, workers, min_piece);
+        ASSERT_TRUE(std::equal(src.begin() + 5, src.begin() + 5 + static_cast<std::ptrdiff_t>(bytes),
+                               dst.begin() + kGuard))
+            << bytes << " bytes, " << workers << " workers, pieces of " << min_piece;
+        for (std::size_t i = 0; i < kGuard; ++i) {
+          ASSERT_EQ(dst[i], 0xEE);
+          ASSERT_EQ(dst[kGuard + bytes + i], 0xEE);
+        }
+      }
+    }
+  }
 }
 
 }  // namespace
