@@ -204,9 +204,8 @@ class Stager {
         dk = device_view(first, end);
       } else {
         const std::size_t key_bytes = is_string(k_.kind) ? (end - first + 1) * 8 : (end - first) * key_width(k_.kind);
-        const void* source = keys_page_locked_
-                                 ? static_cast<const std::uint8_t*>(k_.keys) + first * key_width(k_.kind)
-                                 : s.host_keys;
+        const void* source =
+            keys_page_locked_ ? static_cast<const std::uint8_t*>(k_.keys) + first * key_width(k_.kind) : s.host_keys;
         const std::size_t data_bytes = keys_page_locked_ ? 0 : pack(s, first, end);
         if (s.used) check(cudaStreamWaitEvent(copy_stream_, s.consumed, 0), "staging keys");
         check(cudaMemcpyAsync(s.dev_keys, source, key_bytes, cudaMemcpyHostToDevice, copy_stream_), "staging keys");
@@ -375,7 +374,7 @@ class Stager {
   cudaEvent_t ready_ = nullptr;
   std::size_t data_cap_ = 0;
   bool keys_page_locked_ = false;  // fixed-width host keys the copy engine reads in place
-  const unsigned pack_threads_;     // threads that copy keys into the staging buffers
+  const unsigned pack_threads_;    // threads that copy keys into the staging buffers
   Slot slots_[kSlots];
   bool drained_ = false;
 };

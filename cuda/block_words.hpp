@@ -13,8 +13,7 @@ namespace probkit::detail::cuda {
 // GPU: x, y, z, w members), by selects: on the GPU a run-time index into a
 // register array would put the array in local memory.
 template <class V4>
-PROBKIT_HD_INLINE std::uint32_t line_word(const V4& v0, const V4& v1, const V4& v2, const V4& v3,
-                                          std::uint32_t w) {
+PROBKIT_HD_INLINE std::uint32_t line_word(const V4& v0, const V4& v1, const V4& v2, const V4& v3, std::uint32_t w) {
   // Copies, not references: selecting among the addresses of registers would
   // put them in local memory.
   const V4 lo = (w & 4) ? v1 : v0;

@@ -116,8 +116,8 @@ TEST(ParallelCopy, CopiesEveryByteAndNothingElse) {
       for (std::size_t min_piece : {std::size_t{1}, std::size_t{1000}, std::size_t{1} << 20}) {
         std::vector<std::uint8_t> dst(bytes + 2 * kGuard, 0xEE);
         probkit::detail::parallel_copy(dst.data() + kGuard, src.data() + 5, bytes, workers, min_piece);
-        ASSERT_TRUE(std::equal(src.begin() + 5, src.begin() + 5 + static_cast<std::ptrdiff_t>(bytes),
-                               dst.begin() + kGuard))
+        ASSERT_TRUE(
+            std::equal(src.begin() + 5, src.begin() + 5 + static_cast<std::ptrdiff_t>(bytes), dst.begin() + kGuard))
             << bytes << " bytes, " << workers << " workers, pieces of " << min_piece;
         for (std::size_t i = 0; i < kGuard; ++i) {
           ASSERT_EQ(dst[i], 0xEE);

@@ -216,7 +216,8 @@ cudaError_t cudaMallocHost(void** p, std::size_t bytes) {
 cudaError_t cudaFreeHost(void* p) {
   std::lock_guard lock(g_mutex);
   drain_all();
-  if (g_pinned.erase(reinterpret_cast<std::uintptr_t>(p)) == 0) die("cudaFreeHost of a pointer cudaMallocHost did not return");
+  if (g_pinned.erase(reinterpret_cast<std::uintptr_t>(p)) == 0)
+    die("cudaFreeHost of a pointer cudaMallocHost did not return");
   std::free(p);
   return cudaSuccess;
 }
