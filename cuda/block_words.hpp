@@ -24,6 +24,19 @@ PROBKIT_HD_INLINE std::uint32_t line_word(const V4& v0, const V4& v1, const V4& 
   return (w & 2) ? odd : even;
 }
 
+// cacheline512 contains on a line held as four 16-byte vectors: every probe's
+// bit is set (layout::cacheline_test, with the words picked by line_word).
+template <class V4>
+PROBKIT_HD_INLINE bool line_contains(std::uint64_t h, std::uint32_t k, const V4& v0, const V4& v1, const V4& v2,
+                                     const V4& v3) {
+  const auto x = static_cast<std::uint32_t>(h);
+  for (std::uint32_t i = 0; i < k; ++i) {
+    const std::uint32_t a = layout::cacheline_probe(x, i);
+    if (((line_word(v0, v1, v2, v3, a >> 5) >> (a & 31)) & 1u) == 0) return false;
+  }
+  return true;
+}
+
 // cacheline512 mask as eight 64-bit words: probe a (0..511) is bit a % 64 of
 // word a / 64, i.e. 32-bit word a / 32 of the little-endian block. Each
 // probe is ORed into the word it selects by compare and select, so the

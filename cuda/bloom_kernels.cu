@@ -63,14 +63,7 @@ __global__ void __launch_bounds__(kThreads)
     if constexpr (L == BloomLayout::Cacheline512) {
       const auto* line = reinterpret_cast<const uint4*>(f.words + b * layout::kCachelineWords);
       const uint4 v0 = __ldg(line), v1 = __ldg(line + 1), v2 = __ldg(line + 2), v3 = __ldg(line + 3);
-      const auto x = static_cast<std::uint32_t>(h);
-      for (std::uint32_t j = 0; j < f.k; ++j) {
-        const std::uint32_t a = layout::cacheline_probe(x, j);
-        if (((line_word(v0, v1, v2, v3, a >> 5) >> (a & 31)) & 1u) == 0) {
-          hit = false;
-          break;
-        }
-      }
+      hit = line_contains(h, f.k, v0, v1, v2, v3);
     } else {
       const auto* sector = reinterpret_cast<const uint4*>(f.words + b * layout::kSbbfWords);
       const uint4 v0 = __ldg(sector), v1 = __ldg(sector + 1);

@@ -50,19 +50,6 @@ TEST(CudaLayout, SaltTableIsTheReference) {
   static_assert(probkit::layout::bloom_salt(15) == 0xab25f4c1U);
 }
 
-TEST(CudaLayout, MaskIntoAnyStorageEqualsCachelineMask) {
-  std::mt19937_64 rng(7);
-  for (int t = 0; t < 20000; ++t) {
-    const std::uint64_t h = rng();
-    const std::uint32_t k = 1 + static_cast<std::uint32_t>(t % 16);
-    const probkit::layout::CachelineMask m = probkit::layout::cacheline_mask(h, k);
-    std::uint32_t words[17] = {};  // a shared-memory row on the GPU, padded to 17
-    std::uint32_t* row = words;
-    probkit::layout::cacheline_mask_or(h, k, row);
-    for (std::uint32_t w = 0; w < 16; ++w) ASSERT_EQ(words[w], m.word[w]) << "h=" << h << " k=" << k;
-  }
-}
-
 TEST(CudaLayout, ProbeTestEqualsMaskTest) {
   std::mt19937_64 rng(11);
   for (int t = 0; t < 20000; ++t) {
@@ -79,6 +66,13 @@ TEST(CudaLayout, ProbeTestEqualsMaskTest) {
     for (std::uint32_t w = 0; w < 16; ++w) by_mask &= (block[w] & m.word[w]) == m.word[w];
     const std::uint32_t* p = block;
     ASSERT_EQ(probkit::layout::cacheline_test(h, k, p), by_mask) << "h=" << h << " k=" << k;
+    // The kernel's form: the line in four 16-byte vectors (cuda/block_words.hpp).
+    struct V4 {
+      std::uint32_t x, y, z, w;
+    };
+    const V4 v0{block[0], block[1], block[2], block[3]}, v1{block[4], block[5], block[6], block[7]},
+        v2{block[8], block[9], block[10], block[11]}, v3{block[12], block[13], block[14], block[15]};
+    ASSERT_EQ(probkit::detail::cuda::line_contains(h, k, v0, v1, v2, v3), by_mask) << "h=" << h << " k=" << k;
   }
 }
 
