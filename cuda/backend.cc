@@ -162,8 +162,8 @@ using ChunkFn = std::function<cudaError_t(const DeviceKeys&, std::size_t, std::u
 // two pinned buffers: while the kernel of chunk c runs on the caller's
 // stream, chunk c + 1 is copied on a second stream and chunk c + 2 is packed
 // on the host. Fixed-width keys that are already page-locked skip the pack:
-// the copy engine reads them where they are (the pack, one memcpy on one
-// core, is slower than the bus).
+// the copy engine reads them where they are (the pack, a memcpy on the host,
+// is slower than the bus even with several threads sharing it).
 class Stager {
  public:
   // (probkit::threads() is read here, before any chunk is launched: a bad

@@ -1,4 +1,5 @@
-// Internal: persistent worker threads for the CPU bulk driver.
+// Internal: persistent worker threads for the CPU bulk driver (and the CUDA
+// backend's staging copies).
 #pragma once
 #include <atomic>
 #include <cstddef>
