@@ -193,15 +193,17 @@ Keys host_batch(const HostKeys& h, bool pinned) {
                 : Keys(std::span<const std::uint64_t>(h.pageable), KeyMemory::Host);
 }
 
-void bm_bloom_add_host(benchmark::State& st, bool pinned) {
+// Times sketch.add(host keys) (a BloomFilter or a HyperLogLog on the device)
+// by the wall clock, beside the copy probe.
+template <class Sketch>
+void time_host_adds(benchmark::State& st, Sketch& sketch, bool pinned) {
   const HostKeys& h = host_keys();
-  BloomFilter f = device_filter(std::size_t{32} << 20, BloomLayout::Cacheline512);
   const Keys keys = host_batch(h, pinned);
   double op = 0, probe = 0;
   int iters = 0;
   for (auto _ : st) {
-    f.clear();
-    const double ms = wall_ms([&] { f.add(keys, g.stream); });  // the sync form waits for the stream
+    sketch.clear();
+    const double ms = wall_ms([&] { sketch.add(keys, g.stream); });  // the sync form waits for the stream
     probe += copy_probe_ms(h);
     st.SetIterationTime(ms / 1e3);
     op += ms;
@@ -210,22 +212,15 @@ void bm_bloom_add_host(benchmark::State& st, bool pinned) {
   report(st, op, probe, iters, h.n);
 }
 
+void bm_bloom_add_host(benchmark::State& st, bool pinned) {
+  BloomFilter f = device_filter(std::size_t{32} << 20, BloomLayout::Cacheline512);
+  time_host_adds(st, f, pinned);
+}
+
 void bm_hll_add_host(benchmark::State& st, bool pinned) {
-  const HostKeys& h = host_keys();
   HyperLogLog sketch(14);
   sketch.to_device();
-  const Keys keys = host_batch(h, pinned);
-  double op = 0, probe = 0;
-  int iters = 0;
-  for (auto _ : st) {
-    sketch.clear();
-    const double ms = wall_ms([&] { sketch.add(keys, g.stream); });
-    probe += copy_probe_ms(h);
-    st.SetIterationTime(ms / 1e3);
-    op += ms;
-    ++iters;
-  }
-  report(st, op, probe, iters, h.n);
+  time_host_adds(st, sketch, pinned);
 }
 
 }  // namespace
