@@ -247,29 +247,6 @@ const KeySet& keyset(std::size_t n, std::uint64_t seed) {
   return *slot;
 }
 
-// The same keys in device memory (string_views have no device form): each
-// call copies the arrays its batch needs; the copies live as long as this.
-class DeviceKeySet {
- public:
-  explicit DeviceKeySet(const KeySet& host) : host_(host) {}
-
-  Keys keys(KeyKind k, KeyMemory where) const {
-    if (k == KeyKind::Views) ADD_FAILURE() << "no device form for " << key_kind_name(k);
-    return host_.column(k).keys_in(
-        [this](const auto& v) {
-          using T = typename std::decay_t<decltype(v)>::value_type;
-          auto copy = std::make_shared<DeviceVector<T>>(v);
-          copies_.push_back(copy);
-          return copy->cspan();
-        },
-        where);
-  }
-
- private:
-  const KeySet& host_;
-  mutable std::vector<std::shared_ptr<void>> copies_;
-};
-
 // Page-locked (cudaMallocHost) copy of a host vector, freed at scope end.
 template <class T>
 class PinnedVector {
@@ -291,27 +268,34 @@ class PinnedVector {
   std::size_t n_ = 0;
 };
 
-// The same keys in page-locked host memory: fixed-width keys are then copied
-// to the device in place, with no staging pack (cuda/backend.cc).
-class PinnedKeySet {
+// The same keys copied into other memory by Copy<T> (DeviceVector: device
+// memory; PinnedVector: page-locked host memory, whose fixed-width keys are
+// then copied to the device in place, with no staging pack). String views
+// have no copied form. Each call copies the arrays its batch needs; the
+// copies live as long as this.
+template <template <class> class Copy>
+class CopiedKeySet {
  public:
-  explicit PinnedKeySet(const KeySet& host) : host_(host) {}
+  explicit CopiedKeySet(const KeySet& host) : host_(host) {}
 
-  Keys keys(KeyKind k) const {
+  Keys keys(KeyKind k, KeyMemory where = KeyMemory::Detect) const {
+    if (k == KeyKind::Views) ADD_FAILURE() << "no copied form for " << key_kind_name(k);
     return host_.column(k).keys_in(
         [this](const auto& v) {
           using T = typename std::decay_t<decltype(v)>::value_type;
-          auto copy = std::make_shared<PinnedVector<T>>(v);
+          auto copy = std::make_shared<Copy<T>>(v);
           copies_.push_back(copy);
           return copy->cspan();
         },
-        KeyMemory::Detect);
+        where);
   }
 
  private:
   const KeySet& host_;
   mutable std::vector<std::shared_ptr<void>> copies_;
 };
+using DeviceKeySet = CopiedKeySet<DeviceVector>;
+using PinnedKeySet = CopiedKeySet<PinnedVector>;
 
 // Not multiples of a warp or a CTA. The simulator (tests/cuda_sim) runs the
 // kernels on the CPU with 4093-key staging chunks, so 100003 keys already
@@ -328,10 +312,15 @@ BloomFilter make_filter(BloomLayout layout, std::size_t n) {
 }
 
 // The filter built and queried on the device equals the scalar reference.
-void expect_bloom_identity(BloomLayout layout, KeyKind kind, std::size_t n, bool device_keys, KeyMemory where) {
+// Where the keys of an identity test are.
+enum class KeySource { Host, PageLocked, Device };
+
+void expect_bloom_identity(BloomLayout layout, KeyKind kind, std::size_t n, KeySource source, KeyMemory where) {
   SCOPED_TRACE(std::string(key_kind_name(kind)) + " n=" + std::to_string(n) +
                (layout == BloomLayout::ParquetSbbf ? " sbbf" : " cacheline512") +
-               (device_keys ? " device keys" : " host keys"));
+               (source == KeySource::Device       ? " device keys"
+                : source == KeySource::PageLocked ? " page-locked host keys"
+                                                  : " host keys"));
   const KeySet& inserted = keyset(n, 1000 + n);
   const KeySet& queried = keyset(n + 17, 2000 + n);
   BloomFilter ref = make_filter(layout, n);
@@ -345,7 +334,7 @@ void expect_bloom_identity(BloomLayout layout, KeyKind kind, std::size_t n, bool
   ASSERT_TRUE(dev.on_device());
   std::vector<std::uint8_t> hits(queried.size(), 7);
   std::uint64_t count = 0;
-  if (device_keys) {
+  if (source == KeySource::Device) {
     const DeviceKeySet di(inserted), dq(queried);
     dev.add(di.keys(kind, where));
     DeviceVector<std::uint8_t> dhits(hits.size());
@@ -353,6 +342,11 @@ void expect_bloom_identity(BloomLayout layout, KeyKind kind, std::size_t n, bool
     hits = dhits.to_host();
     dev.contains(dq.keys(kind, where), hits);  // device keys, host output
     count = dev.count(dq.keys(kind, where));
+  } else if (source == KeySource::PageLocked) {
+    const PinnedKeySet pi(inserted), pq(queried);
+    dev.add(pi.keys(kind, where));
+    dev.contains(pq.keys(kind, where), hits);
+    count = dev.count(pq.keys(kind, where));
   } else {
     dev.add(inserted.host(kind));
     dev.contains(queried.host(kind), hits);
@@ -365,11 +359,16 @@ void expect_bloom_identity(BloomLayout layout, KeyKind kind, std::size_t n, bool
   EXPECT_EQ(count, ref_count);
 }
 
+// Host keys: pageable, and page-locked (copied in place; string views have no
+// page-locked copy).
 TEST(CudaBloom, IdentityHostKeys) {
   PROBKIT_REQUIRE_GPU();
   for (BloomLayout layout : {BloomLayout::Cacheline512, BloomLayout::ParquetSbbf}) {
     for (KeyKind kind : kAllKeyKinds) {
-      for (std::size_t n : kSizes) expect_bloom_identity(layout, kind, n, false, KeyMemory::Detect);
+      for (std::size_t n : kSizes) {
+        expect_bloom_identity(layout, kind, n, KeySource::Host, KeyMemory::Detect);
+        if (kind != KeyKind::Views) expect_bloom_identity(layout, kind, n, KeySource::PageLocked, KeyMemory::Detect);
+      }
     }
   }
 }
@@ -380,29 +379,8 @@ TEST(CudaBloom, IdentityDeviceKeys) {
     for (KeyKind kind : kAllKeyKinds) {
       if (kind == KeyKind::Views) continue;
       for (std::size_t n : kSizes) {
-        expect_bloom_identity(layout, kind, n, true, KeyMemory::Detect);
-        expect_bloom_identity(layout, kind, n, true, KeyMemory::Device);
-      }
-    }
-  }
-}
-
-TEST(CudaBloom, IdentityPageLockedHostKeys) {
-  PROBKIT_REQUIRE_GPU();
-  for (BloomLayout layout : {BloomLayout::Cacheline512, BloomLayout::ParquetSbbf}) {
-    for (KeyKind kind : kAllKeyKinds) {
-      if (kind == KeyKind::Views) continue;
-      for (std::size_t n : kSizes) {
-        SCOPED_TRACE(std::string(key_kind_name(kind)) + " n=" + std::to_string(n) + " page-locked host keys");
-        const KeySet& keys = keyset(n, 4000 + n);
-        BloomFilter ref = make_filter(layout, n);
-        ref.add(keys.host(kind), Backend::Scalar);
-        BloomFilter dev = make_filter(layout, n);
-        dev.to_device();
-        const PinnedKeySet pinned(keys);
-        dev.add(pinned.keys(kind));
-        EXPECT_TRUE(dev == ref);
-        EXPECT_EQ(dev.count(pinned.keys(kind)), ref.count(keys.host(kind), Backend::Scalar));
+        expect_bloom_identity(layout, kind, n, KeySource::Device, KeyMemory::Detect);
+        expect_bloom_identity(layout, kind, n, KeySource::Device, KeyMemory::Device);
       }
     }
   }
