@@ -2,9 +2,6 @@
 // functions in include/probkit/layout/hll.hpp, and the register histogram
 // from which the host computes the estimate.
 #include <cstdint>
-#include <map>
-#include <mutex>
-#include <tuple>
 
 #include "keys.cuh"
 #include "launch.hpp"
@@ -93,37 +90,6 @@ __global__ void hll_histogram_kernel(const std::uint8_t* registers, std::uint32_
   }
 }
 
-// CTAs of the shared-copy kernel that fit on one SM, for (device, kind, p).
-// The first launch of each raises the kernel's shared-memory limit and asks
-// the occupancy calculator; later launches read the answer here, so that an
-// async add enqueues its kernel without those runtime calls in between.
-cudaError_t shared_kernel_ctas_per_sm(const void* kernel, KeyKind kind, std::uint32_t p, std::size_t shared,
-                                      int* per_sm) {
-  int device = 0;
-  cudaError_t e = cudaGetDevice(&device);
-  if (e != cudaSuccess) return e;
-  static std::mutex mutex;
-  static std::map<std::tuple<int, KeyKind, std::uint32_t>, int> known;
-  const std::lock_guard lock(mutex);
-  const auto key = std::make_tuple(device, kind, p);
-  if (const auto it = known.find(key); it != known.end()) {
-    *per_sm = it->second;
-    return cudaSuccess;
-  }
-  // The limit only ever rises, so that a smaller p's launches stay valid.
-  cudaFuncAttributes attr{};
-  e = cudaFuncGetAttributes(&attr, kernel);
-  if (e != cudaSuccess) return e;
-  if (static_cast<std::size_t>(attr.maxDynamicSharedSizeBytes) < shared) {
-    e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared));
-    if (e != cudaSuccess) return e;
-  }
-  e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, kernel, kSharedThreads, shared);
-  if (e != cudaSuccess) return e;
-  known.emplace(key, *per_sm);
-  return cudaSuccess;
-}
-
 }  // namespace
 
 cudaError_t launch_hll_add(std::uint8_t* registers, std::uint32_t p, const DeviceKeys& keys,
@@ -138,8 +104,11 @@ cudaError_t launch_hll_add(std::uint8_t* registers, std::uint32_t p, const Devic
       return cudaGetLastError();
     }
     auto* kernel = &hll_add_shared_kernel<K>;
+    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(shared));
+    if (e != cudaSuccess) return e;
     int per_sm = 0;
-    const cudaError_t e = shared_kernel_ctas_per_sm(reinterpret_cast<const void*>(kernel), K, p, shared, &per_sm);
+    e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kSharedThreads, shared);
     if (e != cudaSuccess) return e;
     // Every CTA zeroes and merges m registers: give each at least 4m keys.
     const std::size_t by_keys = (keys.n + 4 * m - 1) / (4 * m);
