@@ -151,9 +151,115 @@ HWY_INLINE bool hash_fixed_width_group(const std::uint8_t* data, V64 lo, V64 len
   hn::StoreU(h, d, out);
   return true;
 }
+
+// A whole batch of 16-byte strings back to back from p, as a software
+// pipeline (hash-inl.h says why): six stages of at most two independent
+// multiplies, each step advancing five vectors in flight by one stage. Both
+// hashes take the same shape: the two 8-byte lanes a and b are mixed apart
+// (stages 0-1), folded into h one after the other (2-3) and h is finished
+// (4-5). Hashes `vectors` groups of 8 strings.
+template <bool kXxh>
+HWY_INLINE void hash_width16_pipelined(const std::uint8_t* p, std::size_t vectors, HashSpec spec,
+                                       std::uint64_t* out) {
+  const D64 d;
+  constexpr std::uint64_t kLen = 16;
+  constexpr int kR = layout::kMurmurR;
+  const V64 start = kXxh ? hn::Set(d, spec.seed + layout::kXxhPrime5 + kLen)
+                         : hn::Set(d, spec.seed ^ (kLen * layout::kMurmurM));
+  const __m512i even = _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0);
+  const __m512i odd = _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1);
+  // Lane halves mixed apart: XXH64's round(0, lane), MurmurHash64A's k.
+  const auto mix0 = [](V64 v) {
+    return kXxh ? mul64(v, layout::kXxhPrime2) : mul64(v, layout::kMurmurM);
+  };
+  const auto mix1 = [](V64 v) {
+    return kXxh ? mul64(rotl64<31>(v), layout::kXxhPrime1)
+                : mul64(xor_shift<kR>(v), layout::kMurmurM);
+  };
+  const auto fold = [](V64 h, V64 k) {
+    return kXxh ? hn::Add(mul64(rotl64<27>(hn::Xor(h, k)), layout::kXxhPrime1),
+                          hn::Set(D64(), layout::kXxhPrime4))
+                : mul64(hn::Xor(h, k), layout::kMurmurM);
+  };
+  const auto finish0 = [](V64 h) {
+    return kXxh ? mul64(xor_shift<33>(h), layout::kXxhPrime2)
+                : mul64(xor_shift<kR>(h), layout::kMurmurM);
+  };
+  const auto finish1 = [](V64 h) {
+    return kXxh ? xor_shift<32>(mul64(xor_shift<29>(h), layout::kXxhPrime3)) : xor_shift<kR>(h);
+  };
+  // State after stage S of the vector loaded S + 1 steps ago.
+  V64 a0 = hn::Zero(d), b0 = a0, a1 = a0, b1 = a0, h2 = a0, b2 = a0, h3 = a0, h4 = a0;
+  const auto step = [&](std::size_t load, std::size_t store, bool loads, bool stores) {
+    if (stores) hn::StoreU(finish1(h4), d, out + store);
+    h4 = finish0(h3);
+    h3 = fold(h2, b2);
+    h2 = fold(start, a1);
+    b2 = b1;
+    a1 = mix1(a0);
+    b1 = mix1(b0);
+    if (loads) {
+      const std::uint8_t* g = p + load * kLen;
+      prefetch_stream(g);
+      prefetch_stream(g + 64);
+      const __m512i x = _mm512_loadu_si512(g), y = _mm512_loadu_si512(g + 64);
+      a0 = mix0(V64{_mm512_permutex2var_epi64(x, even, y)});
+      b0 = mix0(V64{_mm512_permutex2var_epi64(x, odd, y)});
+    }
+  };
+  const std::size_t n = hn::Lanes(d);
+  constexpr std::size_t kDepth = 5;  // steps from a load to its store
+  const std::size_t fill = vectors < kDepth ? vectors : kDepth;
+  std::size_t v = 0;
+  for (; v < fill; ++v) step(v * n, 0, true, false);
+  for (; v < vectors; ++v) step(v * n, (v - kDepth) * n, true, true);
+  for (std::size_t e = 0; e < kDepth; ++e, ++v) step(0, (v - kDepth) * n, false, v >= kDepth);
+}
+
+// The width of every string of offsets[0..count] if it is 8 or 16 for all of
+// them (fixed-width keys), else 0.
+template <class Offset>
+HWY_INLINE std::uint64_t uniform_width(const Offset* offsets, std::size_t count) {
+  const auto width = static_cast<std::uint64_t>(offsets[1] - offsets[0]);
+  if (width != 8 && width != 16) return 0;
+  std::uint64_t differ = 0;  // no early exit: the loop vectorises
+  for (std::size_t i = 0; i < count; ++i) {
+    differ |= static_cast<std::uint64_t>(offsets[i + 1] - offsets[i]) ^ width;
+  }
+  return differ == 0 ? width : 0;
+}
+
+// Hashes the leading whole vectors of a batch of fixed-width 8- or 16-byte
+// strings as a pipeline; returns how many keys it hashed (0 if the batch is
+// not one width).
+template <class Offset>
+HWY_INLINE std::size_t hash_uniform_width(const Offset* offsets, const std::uint8_t* data,
+                                          std::size_t count, HashSpec spec, std::uint64_t* out) {
+  const std::size_t n = hn::Lanes(D64());
+  const std::size_t vectors = count / n;
+  if (vectors == 0) return 0;
+  const std::uint64_t width = uniform_width(offsets, count);
+  if (width == 0) return 0;
+  const std::uint8_t* p = data + offsets[0];
+  const bool xxh = spec.kind == HashKind::Xxh64;
+  if (width == 16) {
+    xxh ? hash_width16_pipelined<true>(p, vectors, spec, out)
+        : hash_width16_pipelined<false>(p, vectors, spec, out);
+  } else {  // 8 bytes: the hash of a u64 key (the string's little-endian bytes)
+    const auto* keys = reinterpret_cast<const std::uint64_t*>(p);
+    xxh ? hash_fixed_pipelined(keys, vectors * n, Xxh64U64(spec.seed), out)
+        : hash_fixed_pipelined(keys, vectors * n, Murmur64AU64(spec.seed), out);
+  }
+  return vectors * n;
+}
 #else
 HWY_INLINE bool hash_fixed_width_group(const std::uint8_t*, V64, V64, HashSpec, std::uint64_t*) {
   return false;
+}
+template <class Offset>
+HWY_INLINE std::size_t hash_uniform_width(const Offset*, const std::uint8_t*, std::size_t, HashSpec,
+                                          std::uint64_t*) {
+  return 0;
 }
 #endif
 
@@ -168,6 +274,7 @@ void hash_strings(const detail::KeyBatch& keys, std::size_t begin, std::size_t c
   std::size_t i = 0;
   // Windows are 8 bytes: smaller data (a handful of tiny strings) stays scalar.
   if (keys.data_size >= 8 && count >= n) {
+    i = hash_uniform_width(offsets, data, count, spec, out);
     HWY_ALIGN std::uint64_t len_of[HWY_MAX_BYTES / 8];
     for (; i <= count - n; i += n) {
       prefetch_stream(offsets + i);

@@ -180,14 +180,16 @@ struct StringColumn {
   std::vector<std::uint8_t> data;
   std::vector<std::int32_t> off32;
   std::vector<std::int64_t> off64;
-  // With `fixed`, every string is max_len bytes long except those that
+  // Fixed::Mostly: every string is max_len bytes long except those that
   // rng() % 16 picks (about one in sixteen: groups of one length and mixed
-  // ones).
-  StringColumn(std::mt19937_64& rng, std::size_t n, std::size_t max_len, std::size_t first,
-               bool fixed = false) {
+  // ones). Fixed::All: every string is max_len bytes long (a batch of
+  // fixed-width keys, which AVX-512 hashes as one pipeline).
+  enum class Fixed { No, Mostly, All };
+  StringColumn(std::mt19937_64& rng, std::size_t n, std::size_t max_len, std::size_t first, Fixed fixed = Fixed::No) {
     off64.push_back(static_cast<std::int64_t>(first));
     for (std::size_t i = 0; i < n; ++i) {
-      const std::size_t len = fixed && rng() % 16 != 0 ? max_len : rng() % (max_len + 1);
+      const bool full = fixed == Fixed::All || (fixed == Fixed::Mostly && rng() % 16 != 0);
+      const std::size_t len = full ? max_len : rng() % (max_len + 1);
       off64.push_back(off64.back() + static_cast<std::int64_t>(len));
     }
     data.resize(static_cast<std::size_t>(off64.back()));
@@ -220,8 +222,13 @@ TEST_F(SimdKernels, HashStringsMatchScalar) {
   }
   for (std::size_t n = 0; n <= 20; ++n) columns.emplace_back(rng_, n, n % 9, 0);  // tiny data
   for (std::size_t len : {7, 8, 9, 15, 16, 17}) {  // fixed-width keys
-    columns.emplace_back(rng_, 203, len, len % 3, true);
-    columns.emplace_back(rng_, 64, len, 0, true);
+    columns.emplace_back(rng_, 203, len, len % 3, StringColumn::Fixed::Mostly);
+    columns.emplace_back(rng_, 64, len, 0, StringColumn::Fixed::Mostly);
+    // One width throughout: 0 to 25 whole vectors of 8 (the pipeline's fill
+    // and drain), with and without a tail.
+    for (std::size_t n : {5, 8, 13, 16, 24, 40, 47, 48, 56, 203}) {
+      columns.emplace_back(rng_, n, len, n % 3, StringColumn::Fixed::All);
+    }
   }
   for (const SimdTarget* t : targets_) {
     SCOPED_TRACE(t->name);
@@ -368,18 +375,23 @@ class GuardedBytes {
 };
 
 TEST_F(SimdKernels, HashStringsReadNothingPastTheData) {
+  using Fixed = StringColumn::Fixed;
   for (std::size_t max_len : {1, 7, 8, 9, 16, 31}) {
     for (std::size_t n : {1, 7, 8, 9, 64}) {
-      const StringColumn col(rng_, n, max_len, 0, max_len == 8 || max_len == 16);
-      const GuardedBytes guarded(col.data);
-      KeyBatch kb = col.batch(KeyKind::Offsets32);
-      kb.data = guarded.data();
-      for (const SimdTarget* t : targets_) {
-        for (const HashSpec& spec : {HashSpec{}, HashSpec::redis()}) {
-          std::vector<std::uint64_t> want(n), got(n);
-          scalar_kernels().hash(kb, 0, n, spec, want.data());
-          t->kernels->hash(kb, 0, n, spec, got.data());
-          ASSERT_EQ(want, got) << t->name << " strings " << n << " bytes " << col.data.size();
+      for (Fixed fixed : {Fixed::No, Fixed::Mostly, Fixed::All}) {
+        // 8- and 16-byte keys take the fixed-width paths, the others none.
+        if ((fixed != Fixed::No) != (max_len == 8 || max_len == 16)) continue;
+        const StringColumn col(rng_, n, max_len, 0, fixed);
+        const GuardedBytes guarded(col.data);
+        KeyBatch kb = col.batch(KeyKind::Offsets32);
+        kb.data = guarded.data();
+        for (const SimdTarget* t : targets_) {
+          for (const HashSpec& spec : {HashSpec{}, HashSpec::redis()}) {
+            std::vector<std::uint64_t> want(n), got(n);
+            scalar_kernels().hash(kb, 0, n, spec, want.data());
+            t->kernels->hash(kb, 0, n, spec, got.data());
+            ASSERT_EQ(want, got) << t->name << " strings " << n << " bytes " << col.data.size();
+          }
         }
       }
     }
