@@ -56,6 +56,11 @@ HWY_INLINE V64 rotl64(V64 v) {
   return hn::RotateRight<64 - kBits>(v);
 }
 
+template <int kBits>
+HWY_INLINE V64 xor_shift(V64 h) {
+  return hn::Xor(h, hn::ShiftRight<kBits>(h));
+}
+
 // Vector forms of layout/xxh64.hpp.
 HWY_INLINE V64 xxh64_round0(V64 input) {  // xxh64_round(0, input)
   return mul64(rotl64<31>(mul64(input, layout::kXxhPrime2)), layout::kXxhPrime1);
@@ -73,20 +78,20 @@ HWY_INLINE V64 xxh64_tail1(V64 h, V64 byte) {
   return mul64(rotl64<11>(h), layout::kXxhPrime1);
 }
 HWY_INLINE V64 xxh64_avalanche(V64 h) {
-  h = mul64(hn::Xor(h, hn::ShiftRight<33>(h)), layout::kXxhPrime2);
-  h = mul64(hn::Xor(h, hn::ShiftRight<29>(h)), layout::kXxhPrime3);
-  return hn::Xor(h, hn::ShiftRight<32>(h));
+  h = mul64(xor_shift<33>(h), layout::kXxhPrime2);
+  h = mul64(xor_shift<29>(h), layout::kXxhPrime3);
+  return xor_shift<32>(h);
 }
 
 // Vector forms of layout/murmur64a.hpp.
 HWY_INLINE V64 murmur64a_block(V64 h, V64 k) {
   k = mul64(k, layout::kMurmurM);
-  k = mul64(hn::Xor(k, hn::ShiftRight<layout::kMurmurR>(k)), layout::kMurmurM);
+  k = mul64(xor_shift<layout::kMurmurR>(k), layout::kMurmurM);
   return mul64(hn::Xor(h, k), layout::kMurmurM);
 }
 HWY_INLINE V64 murmur64a_finish(V64 h) {
-  h = mul64(hn::Xor(h, hn::ShiftRight<layout::kMurmurR>(h)), layout::kMurmurM);
-  return hn::Xor(h, hn::ShiftRight<layout::kMurmurR>(h));
+  h = mul64(xor_shift<layout::kMurmurR>(h), layout::kMurmurM);
+  return xor_shift<layout::kMurmurR>(h);
 }
 
 // One hash function for one key width, cut into stages of one multiply each
@@ -95,11 +100,6 @@ HWY_INLINE V64 murmur64a_finish(V64 h) {
 // >= kStages passes its input through. The start value is kept as a scalar:
 // SVE vectors are sizeless and cannot be struct members.
 inline constexpr int kMaxStages = 5;
-
-template <int kBits>
-HWY_INLINE V64 xor_shift(V64 h) {
-  return hn::Xor(h, hn::ShiftRight<kBits>(h));
-}
 
 struct Xxh64U64 {  // xxh64_avalanche(xxh64_tail8(start, key))
   using Key = std::uint64_t;
