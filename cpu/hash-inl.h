@@ -61,14 +61,42 @@ HWY_INLINE V64 xor_shift(V64 h) {
   return hn::Xor(h, hn::ShiftRight<kBits>(h));
 }
 
-// Vector forms of layout/xxh64.hpp.
-HWY_INLINE V64 xxh64_round0(V64 input) {  // xxh64_round(0, input)
-  return mul64(rotl64<31>(mul64(input, layout::kXxhPrime2)), layout::kXxhPrime1);
-}
-HWY_INLINE V64 xxh64_tail8(V64 h, V64 lane) {
-  h = hn::Xor(h, xxh64_round0(lane));
-  return hn::Add(mul64(rotl64<27>(h), layout::kXxhPrime1), hn::Set(D64(), layout::kXxhPrime4));
-}
+// XXH64 and MurmurHash64A over 8-byte lanes (vector forms of layout/xxh64.hpp
+// and layout/murmur64a.hpp), in pieces of one multiply each, shared by the
+// one-shot forms and the software pipelines: a lane is mixed (mix0, mix1) and
+// folded into h (fold); h is finished (finish0, finish1).
+template <bool kXxh>
+struct Lane8Steps {
+  static constexpr int kR = layout::kMurmurR;
+  // h before the first lane of a len-byte input.
+  static std::uint64_t start(std::uint64_t seed, std::uint64_t len) {
+    return kXxh ? seed + layout::kXxhPrime5 + len : seed ^ (len * layout::kMurmurM);
+  }
+  static HWY_INLINE V64 mix0(V64 lane) {
+    return mul64(lane, kXxh ? layout::kXxhPrime2 : layout::kMurmurM);
+  }
+  static HWY_INLINE V64 mix1(V64 k) {  // with mix0: XXH64's round(0, lane)
+    return kXxh ? mul64(rotl64<31>(k), layout::kXxhPrime1)
+                : mul64(xor_shift<kR>(k), layout::kMurmurM);
+  }
+  static HWY_INLINE V64 fold(V64 h, V64 k) {
+    return kXxh ? hn::Add(mul64(rotl64<27>(hn::Xor(h, k)), layout::kXxhPrime1),
+                          hn::Set(D64(), layout::kXxhPrime4))
+                : mul64(hn::Xor(h, k), layout::kMurmurM);
+  }
+  static HWY_INLINE V64 finish0(V64 h) {
+    return kXxh ? mul64(xor_shift<33>(h), layout::kXxhPrime2)
+                : mul64(xor_shift<kR>(h), layout::kMurmurM);
+  }
+  static HWY_INLINE V64 finish1(V64 h) {
+    return kXxh ? xor_shift<32>(mul64(xor_shift<29>(h), layout::kXxhPrime3)) : xor_shift<kR>(h);
+  }
+  // One-shot: a whole 8-byte lane into h, and h's finish.
+  static HWY_INLINE V64 lane(V64 h, V64 v) { return fold(h, mix1(mix0(v))); }
+  static HWY_INLINE V64 finish(V64 h) { return finish1(finish0(h)); }
+};
+
+// XXH64's tails of 4 and 1 bytes.
 HWY_INLINE V64 xxh64_tail4(V64 h, V64 lane) {
   h = hn::Xor(h, mul64(lane, layout::kXxhPrime1));
   return hn::Add(mul64(rotl64<23>(h), layout::kXxhPrime2), hn::Set(D64(), layout::kXxhPrime3));
@@ -76,22 +104,6 @@ HWY_INLINE V64 xxh64_tail4(V64 h, V64 lane) {
 HWY_INLINE V64 xxh64_tail1(V64 h, V64 byte) {
   h = hn::Xor(h, mul64(byte, layout::kXxhPrime5));
   return mul64(rotl64<11>(h), layout::kXxhPrime1);
-}
-HWY_INLINE V64 xxh64_avalanche(V64 h) {
-  h = mul64(xor_shift<33>(h), layout::kXxhPrime2);
-  h = mul64(xor_shift<29>(h), layout::kXxhPrime3);
-  return xor_shift<32>(h);
-}
-
-// Vector forms of layout/murmur64a.hpp.
-HWY_INLINE V64 murmur64a_block(V64 h, V64 k) {
-  k = mul64(k, layout::kMurmurM);
-  k = mul64(xor_shift<layout::kMurmurR>(k), layout::kMurmurM);
-  return mul64(hn::Xor(h, k), layout::kMurmurM);
-}
-HWY_INLINE V64 murmur64a_finish(V64 h) {
-  h = mul64(xor_shift<layout::kMurmurR>(h), layout::kMurmurM);
-  return xor_shift<layout::kMurmurR>(h);
 }
 
 // One hash function for one key width, cut into stages of one multiply each
@@ -101,28 +113,27 @@ HWY_INLINE V64 murmur64a_finish(V64 h) {
 // SVE vectors are sizeless and cannot be struct members.
 inline constexpr int kMaxStages = 5;
 
-struct Xxh64U64 {  // xxh64_avalanche(xxh64_tail8(start, key))
+template <bool kXxh>
+struct Hash64Bit {  // u64 keys: one 8-byte lane
   using Key = std::uint64_t;
+  using Steps = Lane8Steps<kXxh>;
   static constexpr int kStages = 5;
   std::uint64_t start;
-  explicit Xxh64U64(std::uint64_t seed) : start(seed + layout::kXxhPrime5 + 8) {}
+  explicit Hash64Bit(std::uint64_t seed) : start(Steps::start(seed, 8)) {}
   template <int S>
   HWY_INLINE V64 stage(V64 v) const {
-    if constexpr (S == 0) return mul64(v, layout::kXxhPrime2);
-    if constexpr (S == 1) {
-      const V64 h = hn::Xor(hn::Set(D64(), start), mul64(rotl64<31>(v), layout::kXxhPrime1));
-      return rotl64<27>(h);
-    }
-    if constexpr (S == 2) {
-      return xor_shift<33>(
-          hn::Add(mul64(v, layout::kXxhPrime1), hn::Set(D64(), layout::kXxhPrime4)));
-    }
-    if constexpr (S == 3) return xor_shift<29>(mul64(v, layout::kXxhPrime2));
-    if constexpr (S == 4) return xor_shift<32>(mul64(v, layout::kXxhPrime3));
+    if constexpr (S == 0) return Steps::mix0(v);
+    if constexpr (S == 1) return Steps::mix1(v);
+    if constexpr (S == 2) return Steps::fold(hn::Set(D64(), start), v);
+    if constexpr (S == 3) return Steps::finish0(v);
+    if constexpr (S == 4) return Steps::finish1(v);
     return v;
   }
 };
-struct Xxh64U32 {  // xxh64_avalanche(xxh64_tail4(start, key))
+using Xxh64U64 = Hash64Bit<true>;
+using Murmur64AU64 = Hash64Bit<false>;
+
+struct Xxh64U32 {  // finish(xxh64_tail4(start, key))
   using Key = std::uint32_t;
   static constexpr int kStages = 4;
   std::uint64_t start;
@@ -140,22 +151,7 @@ struct Xxh64U32 {  // xxh64_avalanche(xxh64_tail4(start, key))
     return v;
   }
 };
-struct Murmur64AU64 {  // murmur64a_finish(murmur64a_block(start, key))
-  using Key = std::uint64_t;
-  static constexpr int kStages = 4;
-  std::uint64_t start;
-  explicit Murmur64AU64(std::uint64_t seed) : start(seed ^ (8 * layout::kMurmurM)) {}
-  template <int S>
-  HWY_INLINE V64 stage(V64 v) const {
-    constexpr int kR = layout::kMurmurR;
-    if constexpr (S == 0) return mul64(v, layout::kMurmurM);
-    if constexpr (S == 1) return mul64(xor_shift<kR>(v), layout::kMurmurM);
-    if constexpr (S == 2) return mul64(hn::Xor(hn::Set(D64(), start), v), layout::kMurmurM);
-    if constexpr (S == 3) return xor_shift<kR>(mul64(xor_shift<kR>(v), layout::kMurmurM));
-    return v;
-  }
-};
-struct Murmur64AU32 {  // murmur64a_finish(start ^ key, multiplied)
+struct Murmur64AU32 {  // finish((start ^ key) * M)
   using Key = std::uint32_t;
   static constexpr int kStages = 2;
   std::uint64_t start;

@@ -78,7 +78,7 @@ HWY_INLINE V64 hash_short_strings(const std::uint8_t* data, std::size_t data_siz
     const auto active = hn::And(is_short, hn::Lt(hn::Set(d, c), whole));
     if (hn::AllFalse(d, active)) break;
     const V64 lane = gather8(data, active, hn::Add(lo, hn::Set(d, c)));
-    h = hn::IfThenElse(active, kXxh ? xxh64_tail8(h, lane) : murmur64a_block(h, lane), h);
+    h = hn::IfThenElse(active, Lane8Steps<kXxh>::lane(h, lane), h);
   }
   // The last len % 8 bytes: one 8-byte window ending no later than the data's
   // end, shifted down so that its first byte is the tail's first.
@@ -106,7 +106,7 @@ HWY_INLINE V64 hash_short_strings(const std::uint8_t* data, std::size_t data_siz
       h = hn::IfThenElse(has_rest, mul64(hn::Xor(h, hn::And(tail, keep)), layout::kMurmurM), h);
     }
   }
-  return kXxh ? xxh64_avalanche(h) : murmur64a_finish(h);
+  return Lane8Steps<kXxh>::finish(h);
 }
 
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
@@ -117,9 +117,8 @@ HWY_INLINE V64 hash_short_strings(const std::uint8_t* data, std::size_t data_siz
 template <bool kXxh, std::uint64_t kLen>
 HWY_INLINE V64 hash_fixed_width_strings(const std::uint8_t* p, HashSpec spec) {
   const D64 d;
-  V64 h = kXxh ? hn::Set(d, spec.seed + layout::kXxhPrime5 + kLen)
-               : hn::Set(d, spec.seed ^ (kLen * layout::kMurmurM));
-  const auto step = [&](V64 lane) { h = kXxh ? xxh64_tail8(h, lane) : murmur64a_block(h, lane); };
+  V64 h = hn::Set(d, Lane8Steps<kXxh>::start(spec.seed, kLen));
+  const auto step = [&](V64 lane) { h = Lane8Steps<kXxh>::lane(h, lane); };
   if constexpr (kLen == 8) {
     step(hn::LoadU(d, reinterpret_cast<const std::uint64_t*>(p)));
   } else {
@@ -128,7 +127,7 @@ HWY_INLINE V64 hash_fixed_width_strings(const std::uint8_t* p, HashSpec spec) {
     step(V64{_mm512_permutex2var_epi64(a, _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0), b)});
     step(V64{_mm512_permutex2var_epi64(a, _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1), b)});
   }
-  return kXxh ? xxh64_avalanche(h) : murmur64a_finish(h);
+  return Lane8Steps<kXxh>::finish(h);
 }
 
 // The group's hashes if every string has the same length 8 or 16.
@@ -154,57 +153,35 @@ HWY_INLINE bool hash_fixed_width_group(const std::uint8_t* data, V64 lo, V64 len
 
 // A whole batch of 16-byte strings back to back from p, as a software
 // pipeline (hash-inl.h says why): six stages of at most two independent
-// multiplies, each step advancing five vectors in flight by one stage. Both
-// hashes take the same shape: the two 8-byte lanes a and b are mixed apart
-// (stages 0-1), folded into h one after the other (2-3) and h is finished
-// (4-5). Hashes `vectors` groups of 8 strings.
+// multiplies, each step advancing five vectors in flight by one stage. The two
+// 8-byte lanes a and b are mixed apart (stages 0-1), folded into h one after
+// the other (2-3) and h is finished (4-5), Lane8Steps' pieces in the one-shot
+// order. Hashes `vectors` groups of 8 strings.
 template <bool kXxh>
 HWY_INLINE void hash_width16_pipelined(const std::uint8_t* p, std::size_t vectors, HashSpec spec,
                                        std::uint64_t* out) {
   const D64 d;
-  constexpr std::uint64_t kLen = 16;
-  constexpr int kR = layout::kMurmurR;
-  const V64 start = kXxh ? hn::Set(d, spec.seed + layout::kXxhPrime5 + kLen)
-                         : hn::Set(d, spec.seed ^ (kLen * layout::kMurmurM));
+  using Steps = Lane8Steps<kXxh>;
+  const V64 start = hn::Set(d, Steps::start(spec.seed, 16));
   const __m512i even = _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0);
   const __m512i odd = _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1);
-  // Lane halves mixed apart: XXH64's round(0, lane), MurmurHash64A's k.
-  const auto mix0 = [](V64 v) {
-    return kXxh ? mul64(v, layout::kXxhPrime2) : mul64(v, layout::kMurmurM);
-  };
-  const auto mix1 = [](V64 v) {
-    return kXxh ? mul64(rotl64<31>(v), layout::kXxhPrime1)
-                : mul64(xor_shift<kR>(v), layout::kMurmurM);
-  };
-  const auto fold = [](V64 h, V64 k) {
-    return kXxh ? hn::Add(mul64(rotl64<27>(hn::Xor(h, k)), layout::kXxhPrime1),
-                          hn::Set(D64(), layout::kXxhPrime4))
-                : mul64(hn::Xor(h, k), layout::kMurmurM);
-  };
-  const auto finish0 = [](V64 h) {
-    return kXxh ? mul64(xor_shift<33>(h), layout::kXxhPrime2)
-                : mul64(xor_shift<kR>(h), layout::kMurmurM);
-  };
-  const auto finish1 = [](V64 h) {
-    return kXxh ? xor_shift<32>(mul64(xor_shift<29>(h), layout::kXxhPrime3)) : xor_shift<kR>(h);
-  };
   // State after stage S of the vector loaded S + 1 steps ago.
   V64 a0 = hn::Zero(d), b0 = a0, a1 = a0, b1 = a0, h2 = a0, b2 = a0, h3 = a0, h4 = a0;
   const auto step = [&](std::size_t load, std::size_t store, bool loads, bool stores) {
-    if (stores) hn::StoreU(finish1(h4), d, out + store);
-    h4 = finish0(h3);
-    h3 = fold(h2, b2);
-    h2 = fold(start, a1);
+    if (stores) hn::StoreU(Steps::finish1(h4), d, out + store);
+    h4 = Steps::finish0(h3);
+    h3 = Steps::fold(h2, b2);
+    h2 = Steps::fold(start, a1);
     b2 = b1;
-    a1 = mix1(a0);
-    b1 = mix1(b0);
+    a1 = Steps::mix1(a0);
+    b1 = Steps::mix1(b0);
     if (loads) {
-      const std::uint8_t* g = p + load * kLen;
+      const std::uint8_t* g = p + load * 16;
       prefetch_stream(g);
       prefetch_stream(g + 64);
       const __m512i x = _mm512_loadu_si512(g), y = _mm512_loadu_si512(g + 64);
-      a0 = mix0(V64{_mm512_permutex2var_epi64(x, even, y)});
-      b0 = mix0(V64{_mm512_permutex2var_epi64(x, odd, y)});
+      a0 = Steps::mix0(V64{_mm512_permutex2var_epi64(x, even, y)});
+      b0 = Steps::mix0(V64{_mm512_permutex2var_epi64(x, odd, y)});
     }
   };
   const std::size_t n = hn::Lanes(d);
