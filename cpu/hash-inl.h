@@ -96,10 +96,13 @@ struct Lane8Steps {
   static HWY_INLINE V64 finish(V64 h) { return finish1(finish0(h)); }
 };
 
-// XXH64's tails of 4 and 1 bytes.
+// XXH64's tails of 4 bytes (a multiply, then a fold with one more) and 1 byte.
+HWY_INLINE V64 xxh64_tail4_fold(V64 h, V64 k) {
+  return hn::Add(mul64(rotl64<23>(hn::Xor(h, k)), layout::kXxhPrime2),
+                 hn::Set(D64(), layout::kXxhPrime3));
+}
 HWY_INLINE V64 xxh64_tail4(V64 h, V64 lane) {
-  h = hn::Xor(h, mul64(lane, layout::kXxhPrime1));
-  return hn::Add(mul64(rotl64<23>(h), layout::kXxhPrime2), hn::Set(D64(), layout::kXxhPrime3));
+  return xxh64_tail4_fold(h, mul64(lane, layout::kXxhPrime1));
 }
 HWY_INLINE V64 xxh64_tail1(V64 h, V64 byte) {
   h = hn::Xor(h, mul64(byte, layout::kXxhPrime5));
@@ -135,32 +138,30 @@ using Murmur64AU64 = Hash64Bit<false>;
 
 struct Xxh64U32 {  // finish(xxh64_tail4(start, key))
   using Key = std::uint32_t;
+  using Steps = Lane8Steps<true>;
   static constexpr int kStages = 4;
   std::uint64_t start;
-  explicit Xxh64U32(std::uint64_t seed) : start(seed + layout::kXxhPrime5 + 4) {}
+  explicit Xxh64U32(std::uint64_t seed) : start(Steps::start(seed, 4)) {}
   template <int S>
   HWY_INLINE V64 stage(V64 v) const {
     if constexpr (S == 0) return mul64(v, layout::kXxhPrime1);
-    if constexpr (S == 1) {
-      const V64 h = rotl64<23>(hn::Xor(hn::Set(D64(), start), v));
-      return xor_shift<33>(
-          hn::Add(mul64(h, layout::kXxhPrime2), hn::Set(D64(), layout::kXxhPrime3)));
-    }
-    if constexpr (S == 2) return xor_shift<29>(mul64(v, layout::kXxhPrime2));
-    if constexpr (S == 3) return xor_shift<32>(mul64(v, layout::kXxhPrime3));
+    if constexpr (S == 1) return xxh64_tail4_fold(hn::Set(D64(), start), v);
+    if constexpr (S == 2) return Steps::finish0(v);
+    if constexpr (S == 3) return Steps::finish1(v);
     return v;
   }
 };
 struct Murmur64AU32 {  // finish((start ^ key) * M)
   using Key = std::uint32_t;
-  static constexpr int kStages = 2;
+  using Steps = Lane8Steps<false>;
+  static constexpr int kStages = 3;
   std::uint64_t start;
-  explicit Murmur64AU32(std::uint64_t seed) : start(seed ^ (4 * layout::kMurmurM)) {}
+  explicit Murmur64AU32(std::uint64_t seed) : start(Steps::start(seed, 4)) {}
   template <int S>
   HWY_INLINE V64 stage(V64 v) const {
-    constexpr int kR = layout::kMurmurR;
-    if constexpr (S == 0) return mul64(hn::Xor(hn::Set(D64(), start), v), layout::kMurmurM);
-    if constexpr (S == 1) return xor_shift<kR>(mul64(xor_shift<kR>(v), layout::kMurmurM));
+    if constexpr (S == 0) return Steps::fold(hn::Set(D64(), start), v);
+    if constexpr (S == 1) return Steps::finish0(v);
+    if constexpr (S == 2) return Steps::finish1(v);
     return v;
   }
 };
