@@ -66,15 +66,19 @@ void hll_add_loop(std::uint8_t* registers, std::uint32_t p, const std::uint64_t*
     const auto index_mask = hn::Set(d, (std::uint64_t{1} << p) - 1);
     const auto sentinel = hn::Set(d, std::uint64_t{1} << (64 - p));
     const auto one = hn::Set(d, std::uint64_t{1});
-    // floor <= 65 - p < 64 (no rank exceeds it), so the shift is defined.
-    const auto below_floor = hn::Set(d, (std::uint64_t{1} << floor) - 1);
+    // The floor test reads w's low `floor` bits where the hash holds them, just
+    // above the index: no shift. floor <= 65 - p < 64 (no rank exceeds it), so
+    // the shift here is defined; at floor = 65 - p, where w's sentinel bit
+    // would fail every key, bits past 63 drop off and the few keys whose hash
+    // is zero above the index go on to the exact test below.
+    const auto floor_bits = hn::Set(d, ((std::uint64_t{1} << floor) - 1) << p);
     for (; i + lanes <= n; i += lanes) {
       prefetch_stream(hashes + i);  // pre-hashed keys come straight from memory
       const auto h = hn::LoadU(d, hashes + i);
-      const auto w = hn::Or(hn::ShiftRightSame(h, static_cast<int>(p)), sentinel);
       if constexpr (kFloor) {
-        if (HWY_LIKELY(hn::AllFalse(d, hn::Eq(hn::And(w, below_floor), hn::Zero(d))))) continue;
+        if (HWY_LIKELY(hn::AllFalse(d, hn::Eq(hn::And(h, floor_bits), hn::Zero(d))))) continue;
       }
+      const auto w = hn::Or(hn::ShiftRightSame(h, static_cast<int>(p)), sentinel);
       const auto reg = gather_registers(d, registers, hn::And(h, index_mask));
       const auto below = hn::Sub(hn::Shl(one, reg), one);  // reg <= 65 - p < 64
       const auto raises = hn::Eq(hn::And(w, below), hn::Zero(d));

@@ -347,6 +347,30 @@ TEST_F(SimdKernels, HllMatchesScalar) {
   }
 }
 
+// Floors at the top ranks: every register at 64 - p or at the sentinel's
+// 65 - p, told so, and keys whose bits above the index are all zero (rank
+// 65 - p) or nearly so among random ones. Only the first raises registers.
+TEST_F(SimdKernels, HllFloorAtTheTopRanks) {
+  for (const SimdTarget* t : targets_) {
+    SCOPED_TRACE(t->name);
+    for (std::uint32_t p = layout::kHllMinPrecision; p <= layout::kHllMaxPrecision; ++p) {
+      std::vector<std::uint64_t> h = random_u64(rng_, 1000);
+      for (std::size_t i = 0; i < h.size(); i += 3) h[i] &= (std::uint64_t{1} << p) - 1;  // rank 65 - p
+      for (std::size_t i = 1; i < h.size(); i += 7) h[i] &= (std::uint64_t{3} << 62) | ((std::uint64_t{1} << p) - 1);
+      for (std::uint32_t top : {64 - p, 65 - p}) {
+        std::vector<std::uint8_t> want(std::size_t{1} << p, static_cast<std::uint8_t>(top)), got(want);
+        const auto floor = static_cast<std::uint8_t>(top);
+        scalar_kernels().hll_add(want.data(), p, h.data(), h.size(), floor);
+        t->kernels->hll_add(got.data(), p, h.data(), h.size(), floor);
+        ASSERT_EQ(want, got) << "p " << p << " floor " << top;
+        if (top == 64 - p) {
+          EXPECT_NE(std::count(want.begin(), want.end(), 65 - p), 0) << "no key reached the top rank";
+        }
+      }
+    }
+  }
+}
+
 // Bytes that end exactly where an unmapped page begins: a kernel that reads
 // one byte past them faults.
 class GuardedBytes {
