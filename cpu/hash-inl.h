@@ -193,7 +193,7 @@ HWY_INLINE V64 hash_vector(const Hash& hash, V64 keys) {
 }
 
 // How each target hashes fixed-width keys (measured on one thread of a Xeon,
-// Sapphire Rapids class, XXH64 of u64 keys; M keys/s at the 2.3 GHz TSC):
+// Sapphire Rapids class, XXH64 of u64 keys, M keys/s):
 //  - AVX3: a software pipeline (hash_fixed_pipelined), 1180 -> 1500 with the
 //    keys in cache and 1070 -> 1340 streamed from DRAM.
 //  - AVX2: two vectors per step, the second written as 4 scalar keys (GCC
