@@ -219,6 +219,21 @@ inline constexpr bool kVectorHash = false;
 inline constexpr bool kVectorHash = true;
 #endif
 
+// Runs a software pipeline over `vectors` vectors of n keys each:
+// step(load, store, loads, stores) advances every vector in flight by one
+// stage, loads vector `load` (the key index of its first lane) if `loads`, and
+// stores the finished one at `store` if `stores`. A vector loaded in step v is
+// stored in step v + depth; the last depth steps only drain.
+template <class Step>
+HWY_INLINE void run_pipeline(std::size_t vectors, std::size_t n, std::size_t depth,
+                             const Step& step) {
+  const std::size_t fill = vectors < depth ? vectors : depth;
+  std::size_t v = 0;
+  for (; v < fill; ++v) step(v * n, 0, true, false);
+  for (; v < vectors; ++v) step(v * n, (v - depth) * n, true, true);
+  for (std::size_t e = 0; e < depth; ++e, ++v) step(0, (v - depth) * n, false, v >= depth);
+}
+
 // A hash is one chain of dependent multiplies: XXH64 of a u64 key has five,
 // and vpmullq takes 15 cycles. Hashed one vector after another, the later
 // operations of every vector wait in the scheduler for its earlier ones, and
@@ -248,14 +263,7 @@ HWY_INLINE void hash_fixed_pipelined(const typename Hash::Key* keys, std::size_t
       s1 = hash.template stage<0>(load_keys(keys + load));
     }
   };
-  constexpr std::size_t kDepth = kMaxStages - 1;  // steps from a load to its store
-  const std::size_t fill = vectors < kDepth ? vectors : kDepth;
-  std::size_t v = 0;
-  for (; v < fill; ++v) step(v * n, 0, true, false);
-  for (; v < vectors; ++v) step(v * n, (v - kDepth) * n, true, true);
-  for (std::size_t e = 0; e < kDepth; ++e, ++v) {  // drain
-    step(0, (v - kDepth) * n, false, v >= kDepth);
-  }
+  run_pipeline(vectors, n, kMaxStages - 1, step);
 }
 
 template <class Hash>

@@ -184,13 +184,7 @@ HWY_INLINE void hash_width16_pipelined(const std::uint8_t* p, std::size_t vector
       b0 = Steps::mix0(V64{_mm512_permutex2var_epi64(x, odd, y)});
     }
   };
-  const std::size_t n = hn::Lanes(d);
-  constexpr std::size_t kDepth = 5;  // steps from a load to its store
-  const std::size_t fill = vectors < kDepth ? vectors : kDepth;
-  std::size_t v = 0;
-  for (; v < fill; ++v) step(v * n, 0, true, false);
-  for (; v < vectors; ++v) step(v * n, (v - kDepth) * n, true, true);
-  for (std::size_t e = 0; e < kDepth; ++e, ++v) step(0, (v - kDepth) * n, false, v >= kDepth);
+  run_pipeline(vectors, hn::Lanes(d), 5, step);  // stages 0..5: stored five steps after the load
 }
 
 // The width of every string of offsets[0..count] if it is 8 or 16 for all of
@@ -199,6 +193,8 @@ template <class Offset>
 HWY_INLINE std::uint64_t uniform_width(const Offset* offsets, std::size_t count) {
   const auto width = static_cast<std::uint64_t>(offsets[1] - offsets[0]);
   if (width != 8 && width != 16) return 0;
+  // Most mixed batches fail here, without the scan.
+  if (static_cast<std::uint64_t>(offsets[count] - offsets[0]) != width * count) return 0;
   std::uint64_t differ = 0;  // no early exit: the loop vectorises
   for (std::size_t i = 0; i < count; ++i) {
     differ |= static_cast<std::uint64_t>(offsets[i + 1] - offsets[i]) ^ width;
