@@ -461,7 +461,8 @@ HWY_INLINE void add_group_offsets(const std::uint64_t* hashes, __m512i num_block
       _mm512_store_si512(out.line_bytes + 16 * l, line_bytes(x, salt));
     }
   }
-  // block_index(h) = ((h >> 32) * num_blocks) >> 32, times 64 bytes.
+  // block_index(h) = ((h >> 32) * num_blocks) >> 32, times 64 bytes. vpmuludq
+  // reads 32 bits of each: num_blocks < 2^32 (BloomFilter checks it).
   const __m512i block =
       _mm512_srli_epi64(_mm512_mul_epu32(_mm512_srli_epi64(h, 32), num_blocks), 32);
   _mm512_store_si512(out.block_bytes, _mm512_slli_epi64(block, 6));

@@ -315,6 +315,36 @@ TEST_F(SimdKernels, BloomMatchesScalar) {
   }
 }
 
+// The largest block count, 2^32 - 1: block_index's 32x32-bit product then
+// uses all 64 bits. Hashes whose top 32 bits are at most 64 address only
+// blocks 0..63, so a 64-block buffer stands in for the 256 GiB filter.
+TEST_F(SimdKernels, BloomLargestBlockCount) {
+  constexpr std::uint64_t kBlocks = 0xFFFFFFFFu;
+  constexpr std::size_t kReal = 64;  // blocks actually allocated
+  for (const SimdTarget* t : targets_) {
+    SCOPED_TRACE(t->name);
+    for (BloomLayout layout : {BloomLayout::Cacheline512, BloomLayout::ParquetSbbf}) {
+      for (std::uint32_t k : {6u, 16u}) {
+        const std::uint32_t kk = layout == BloomLayout::Cacheline512 ? k : layout::kSbbfK;
+        std::vector<std::uint64_t> h = random_u64(rng_, 1000);
+        for (std::uint64_t& x : h) x = (x & 0xFFFFFFFFu) | ((x >> 32) % kReal << 32);
+        for (std::uint64_t x : h) ASSERT_LT(layout::block_index(x, kBlocks), kReal);
+        const std::size_t words = kReal * layout::block_words(layout);
+        std::vector<std::uint32_t> want(words), got(words);
+        const BloomRef want_ref{want.data(), kBlocks, kk, layout};
+        const BloomRef got_ref{got.data(), kBlocks, kk, layout};
+        scalar_kernels().bloom_add(want_ref, h.data(), h.size() / 2);
+        t->kernels->bloom_add(got_ref, h.data(), h.size() / 2);
+        ASSERT_EQ(want, got) << "add, k " << kk;
+        std::vector<std::uint8_t> out_want(h.size()), out_got(h.size());
+        ASSERT_EQ(scalar_kernels().bloom_contains(want_ref, h.data(), h.size(), out_want.data()),
+                  t->kernels->bloom_contains(got_ref, h.data(), h.size(), out_got.data()));
+        ASSERT_EQ(out_want, out_got) << "contains, k " << kk;
+      }
+    }
+  }
+}
+
 TEST_F(SimdKernels, HllMatchesScalar) {
   for (const SimdTarget* t : targets_) {
     SCOPED_TRACE(t->name);
