@@ -210,6 +210,13 @@ std::uint64_t contains_loop(const detail::BloomRef& f, const std::uint64_t* hash
 inline constexpr bool kCachelineK8Kernel = true;
 inline constexpr std::size_t kK8Group = 8;  // keys per loop step: one vector of hashes
 
+// Indices for vpermd over a vector of eight hashes: the low 32 bits of hash
+// 2j in lanes 0-7, of hash 2j+1 in lanes 8-15.
+HWY_INLINE __m512i key_pair_pick(int j) {
+  const int a = 4 * j, b = 4 * j + 2;
+  return _mm512_set_epi32(b, b, b, b, b, b, b, b, a, a, a, a, a, a, a, a);
+}
+
 template <bool kPrefetch, bool kStore>
 std::uint64_t contains_cacheline_k8(const detail::BloomRef& f, const std::uint64_t* hashes,
                                     std::size_t n, std::uint8_t* out) {
@@ -221,13 +228,8 @@ std::uint64_t contains_cacheline_k8(const detail::BloomRef& f, const std::uint64
   const __m512i bit_of = _mm512_set1_epi32(31);
   const __m512i one = _mm512_set1_epi32(1);
   const auto live = static_cast<__mmask16>(((1u << f.k) - 1) * 0x0101u);
-  // pick[j]: the low 32 bits of hash 2j in lanes 0-7, of hash 2j+1 in 8-15.
   __m512i pick[kK8Group / 2];
-  for (int j = 0; j < 4; ++j) {
-    pick[j] = _mm512_set_epi32(4 * j + 2, 4 * j + 2, 4 * j + 2, 4 * j + 2, 4 * j + 2, 4 * j + 2,
-                               4 * j + 2, 4 * j + 2, 4 * j, 4 * j, 4 * j, 4 * j, 4 * j, 4 * j,
-                               4 * j, 4 * j);
-  }
+  for (int j = 0; j < 4; ++j) pick[j] = key_pair_pick(j);
   if constexpr (kPrefetch) prefetch_first<false>(f, hashes, n);
   std::uint64_t hits = 0;
   std::size_t i = 0;
@@ -440,25 +442,21 @@ HWY_INLINE void add_group_offsets(const std::uint64_t* hashes, __m512i num_block
   const __m512i h = _mm512_loadu_si512(hashes);
   const __m512i line_of = _mm512_set1_epi32(~std::int32_t{63});
   // (x * salt) >> 23 is the position; << 6 its line's byte offset.
-  const auto line_bytes = [&](__m512i x, __m512i salt) {
+  const auto line_offsets = [&](__m512i x, __m512i salt) {
     return _mm512_and_si512(_mm512_srli_epi32(_mm512_mullo_epi32(x, salt), 17), line_of);
   };
   if constexpr (kK <= 8) {
     const __m512i salt = _mm512_broadcast_i32x8(
         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(layout::kBloomSalt)));
     for (int j = 0; j < 4; ++j) {
-      // The low 32 bits of hash 2j in lanes 0-7, of hash 2j+1 in 8-15.
-      const __m512i pick = _mm512_set_epi32(4 * j + 2, 4 * j + 2, 4 * j + 2, 4 * j + 2, 4 * j + 2,
-                                            4 * j + 2, 4 * j + 2, 4 * j + 2, 4 * j, 4 * j, 4 * j,
-                                            4 * j, 4 * j, 4 * j, 4 * j, 4 * j);
-      const __m512i x = _mm512_permutexvar_epi32(pick, h);
-      _mm512_store_si512(out.line_bytes + 16 * j, line_bytes(x, salt));
+      const __m512i x = _mm512_permutexvar_epi32(key_pair_pick(j), h);  // hashes 2j, 2j + 1
+      _mm512_store_si512(out.line_bytes + 16 * j, line_offsets(x, salt));
     }
   } else {
     const __m512i salt = _mm512_loadu_si512(layout::kBloomSalt);
     for (int l = 0; l < 8; ++l) {
       const __m512i x = _mm512_permutexvar_epi32(_mm512_set1_epi32(2 * l), h);
-      _mm512_store_si512(out.line_bytes + 16 * l, line_bytes(x, salt));
+      _mm512_store_si512(out.line_bytes + 16 * l, line_offsets(x, salt));
     }
   }
   // block_index(h) = ((h >> 32) * num_blocks) >> 32, times 64 bytes. vpmuludq
