@@ -114,6 +114,16 @@ HWY_INLINE V64 hash_short_strings(const std::uint8_t* data, std::size_t data_siz
 // IPv6 addresses) lie back to back in 64 or 128 bytes: plain loads, and for
 // 16 bytes one two-table permute per 8-byte lane, instead of gathers.
 
+// Eight 16-byte strings back to back, four in x and four in y: their first
+// (kHalf = 0) or second (kHalf = 1) 8 bytes, string i in lane i.
+template <int kHalf>
+HWY_INLINE V64 string16_halves(__m512i x, __m512i y) {
+  static_assert(kHalf == 0 || kHalf == 1);
+  const __m512i lanes = _mm512_set_epi64(14 + kHalf, 12 + kHalf, 10 + kHalf, 8 + kHalf, 6 + kHalf,
+                                         4 + kHalf, 2 + kHalf, kHalf);
+  return V64{_mm512_permutex2var_epi64(x, lanes, y)};
+}
+
 template <bool kXxh, std::uint64_t kLen>
 HWY_INLINE V64 hash_fixed_width_strings(const std::uint8_t* p, HashSpec spec) {
   const D64 d;
@@ -124,8 +134,8 @@ HWY_INLINE V64 hash_fixed_width_strings(const std::uint8_t* p, HashSpec spec) {
   } else {
     static_assert(kLen == 16);
     const __m512i a = _mm512_loadu_si512(p), b = _mm512_loadu_si512(p + 64);
-    step(V64{_mm512_permutex2var_epi64(a, _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0), b)});
-    step(V64{_mm512_permutex2var_epi64(a, _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1), b)});
+    step(string16_halves<0>(a, b));
+    step(string16_halves<1>(a, b));
   }
   return Lane8Steps<kXxh>::finish(h);
 }
@@ -163,8 +173,6 @@ HWY_INLINE void hash_width16_pipelined(const std::uint8_t* p, std::size_t vector
   const D64 d;
   using Steps = Lane8Steps<kXxh>;
   const V64 start = hn::Set(d, Steps::start(spec.seed, 16));
-  const __m512i even = _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0);
-  const __m512i odd = _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1);
   // State after stage S of the vector loaded S + 1 steps ago.
   V64 a0 = hn::Zero(d), b0 = a0, a1 = a0, b1 = a0, h2 = a0, b2 = a0, h3 = a0, h4 = a0;
   const auto step = [&](std::size_t load, std::size_t store, bool loads, bool stores) {
@@ -180,8 +188,8 @@ HWY_INLINE void hash_width16_pipelined(const std::uint8_t* p, std::size_t vector
       prefetch_stream(g);
       prefetch_stream(g + 64);
       const __m512i x = _mm512_loadu_si512(g), y = _mm512_loadu_si512(g + 64);
-      a0 = Steps::mix0(V64{_mm512_permutex2var_epi64(x, even, y)});
-      b0 = Steps::mix0(V64{_mm512_permutex2var_epi64(x, odd, y)});
+      a0 = Steps::mix0(string16_halves<0>(x, y));
+      b0 = Steps::mix0(string16_halves<1>(x, y));
     }
   };
   run_pipeline(vectors, hn::Lanes(d), 5, step);  // stages 0..5: stored five steps after the load
