@@ -7,10 +7,10 @@
 #include <mutex>
 #include <span>
 #include <string>
-#include <thread>
 
 #include "dispatch.hpp"
 #include "probkit/error.hpp"
+#include "worker_pool.hpp"
 
 namespace probkit {
 namespace {
@@ -171,7 +171,7 @@ unsigned threads() {
       n = static_cast<unsigned>(v);
     }
   }
-  if (n == 0) n = std::max(1u, std::thread::hardware_concurrency());
+  if (n == 0) n = detail::hardware_threads();
   return n;
 }
 

@@ -33,7 +33,7 @@ constexpr auto kSpin = std::chrono::milliseconds(2);
 
 // More threads than cores: spinning would steal the cores from the threads
 // that have work.
-bool oversubscribed(unsigned workers) { return workers > std::max(1u, std::thread::hardware_concurrency()); }
+bool oversubscribed(unsigned workers) { return workers > hardware_threads(); }
 
 // Set on pool threads and on a caller while it runs a pooled call: a nested
 // run_workers from there takes plain threads (the pool is busy with it).
@@ -123,6 +123,11 @@ class Pool {
 };
 
 }  // namespace
+
+unsigned hardware_threads() {
+  static const unsigned n = std::max(1u, std::thread::hardware_concurrency());
+  return n;
+}
 
 void SpinBarrier::arrive_and_wait() {
   const std::uint32_t phase = phase_.load(std::memory_order_acquire);
