@@ -88,6 +88,52 @@ void bm_vcpu_speed(benchmark::State& state, Engine engine, int cpu) {
   state.SetLabel(engine.target);
 }
 
+// Offsets of the pool's many 1-byte strings (the check reads only the
+// offsets; the key width does not matter to it), in both widths.
+struct OffsetPool {
+  std::vector<std::uint8_t> data;
+  std::vector<std::int32_t> off32;
+  std::vector<std::int64_t> off64;
+};
+
+const OffsetPool& offset_pool() {
+  static const OffsetPool pool = [] {
+    OffsetPool p;
+    const std::size_t n = kPoolBatches * kBatchKeys;
+    p.data.assign(n, 'k');
+    p.off32.resize(n + 1);
+    p.off64.resize(n + 1);
+    for (std::size_t i = 0; i <= n; ++i) p.off64[i] = p.off32[i] = static_cast<std::int32_t>(i);
+    return p;
+  }();
+  return pool;
+}
+
+// Making a Keys view of a string batch checks its offsets (src/keys.cc): one
+// pass over them, which every bulk call of strings pays first. Cold batches
+// (the pool cycles), beside the sequential-read probe over the offsets.
+void bm_keys_check(benchmark::State& state, bool wide, unsigned threads) {
+  const OffsetPool& pool = offset_pool();
+  const double bytes = wide ? 8.0 : 4.0;
+  const Rate probe = per_key(
+      recent_sequential_read_bytes_per_s(static_cast<std::size_t>(double(pool.data.size()) * bytes), threads), bytes);
+  set_simd_target("");  // the check runs where Backend::Auto would: the best target
+  set_threads(threads);
+  std::size_t batch = 0;
+  const double cpu0 = process_cpu_seconds();
+  for (auto _ : state) {
+    const std::size_t first = batch * kBatchKeys;
+    const Keys keys = wide ? Keys(StringBatch<std::int64_t>{{pool.off64.data() + first, kBatchKeys + 1}, pool.data})
+                           : Keys(StringBatch<std::int32_t>{{pool.off32.data() + first, kBatchKeys + 1}, pool.data});
+    benchmark::DoNotOptimize(keys.size());
+    batch = (batch + 1) % kPoolBatches;
+  }
+  const double cpu = process_cpu_seconds() - cpu0;
+  const std::vector<Backend> backends = available_backends();
+  const bool simd = std::find(backends.begin(), backends.end(), Backend::Simd) != backends.end();
+  report(state, kBatchKeys, threads, cpu, probe, simd ? simd_target() : std::string("scalar"));
+}
+
 }  // namespace
 
 std::uint64_t hash_pass(const Engine& engine, const Keys& keys, HashSpec spec, unsigned threads) {
@@ -145,6 +191,15 @@ void register_hash_benchmarks() {
             ->UseRealTime()
             ->Unit(benchmark::kMillisecond);
       }
+    }
+  }
+  for (unsigned threads : thread_counts()) {
+    for (bool wide : {false, true}) {
+      const std::string name = std::string("keys_check/keys=strings/offsets=") + (wide ? "int64" : "int32") +
+                               "/threads=" + std::to_string(threads);
+      benchmark::RegisterBenchmark(name.c_str(), bm_keys_check, wide, threads)
+          ->UseRealTime()
+          ->Unit(benchmark::kMicrosecond);
     }
   }
   cpu_set_t mask;

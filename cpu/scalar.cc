@@ -62,7 +62,25 @@ void hll_add(std::uint8_t* registers, std::uint32_t p, const std::uint64_t* hash
   }
 }
 
-constexpr CpuKernels kScalar{&hash_keys_reference, &bloom_add, &bloom_contains, &hll_add};
+// Branch-free, so that it runs at memory speed even here (the compiler
+// vectorises it for the baseline target).
+template <class Offset>
+bool offsets_in_order_typed(const Offset* off, std::size_t count, Offset limit) {
+  unsigned bad = count > 0 && off[0] > limit ? 1u : 0u;
+  for (std::size_t i = 1; i < count; ++i) {
+    bad |= static_cast<unsigned>(off[i] > limit) | static_cast<unsigned>(off[i] < off[i - 1]);
+  }
+  return bad == 0;
+}
+
+bool offsets_in_order(const void* offsets, bool wide, std::size_t count, std::int64_t limit) {
+  if (wide) return offsets_in_order_typed(static_cast<const std::int64_t*>(offsets), count, limit);
+  return offsets_in_order_typed(static_cast<const std::int32_t*>(offsets), count,
+                                static_cast<std::int32_t>(limit));
+}
+
+constexpr CpuKernels kScalar{&hash_keys_reference, &bloom_add, &bloom_contains, &hll_add,
+                             &offsets_in_order};
 
 }  // namespace
 

@@ -9,12 +9,14 @@
 #include "bloom-inl.h"
 #include "hash_keys-inl.h"
 #include "hll-inl.h"
+#include "offsets-inl.h"
 #include "probkit/detail/kernels.hpp"
 
 HWY_BEFORE_NAMESPACE();
 namespace probkit::cpu::HWY_NAMESPACE {
 #if HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
-const detail::CpuKernels kKernels{&hash_keys, &bloom_add, &bloom_contains, &hll_add};
+const detail::CpuKernels kKernels{&hash_keys, &bloom_add, &bloom_contains, &hll_add,
+                                  &offsets_in_order};
 #endif
 }  // namespace probkit::cpu::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();

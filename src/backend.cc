@@ -210,6 +210,15 @@ CpuChoice resolve_cpu(Backend requested) {
   throw Error("unresolvable backend");
 }
 
+const CpuKernels& batch_check_kernels() {
+  try {
+    return *resolve_cpu(Backend::Auto).kernels;
+  } catch (const Error&) {
+    const SimdTarget* best = best_target(supported_targets());
+    return best != nullptr ? *best->kernels : scalar_kernels();
+  }
+}
+
 void note_served(Backend backend, std::string_view target) {
   t_last_served.backend = backend;
   t_last_served.target.assign(target);

@@ -19,6 +19,11 @@ struct CpuChoice {
 // Error naming the reason. Records nothing; call note_served() once it ran.
 CpuChoice resolve_cpu(Backend requested);
 
+// The kernels that check key batches as they are made (src/keys.cc): those
+// resolve_cpu(Auto) picks, or the best this CPU supports where that throws
+// (PROBKIT_BACKEND=cuda, a bad setting): the bulk call reports that itself.
+const CpuKernels& batch_check_kernels();
+
 // Backend::Auto resolved through PROBKIT_BACKEND only (Auto if unset).
 Backend backend_from_environment();
 

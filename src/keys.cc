@@ -1,10 +1,14 @@
 #include "probkit/keys.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "cuda_backend.hpp"
+#include "dispatch.hpp"
 #include "probkit/error.hpp"
+#include "worker_pool.hpp"
 
 namespace probkit {
 namespace {
@@ -22,6 +26,30 @@ detail::KeyBatch fixed_width(std::span<const T> keys, detail::KeyKind kind, KeyM
   b.keys = keys.data();
   b.memory = static_cast<std::uint8_t>(where);
   return b;
+}
+
+// Whether off[0] >= 0 and off[0..m) are non-decreasing and <= limit. A batch
+// large enough for several workers is checked by all of them, each over its
+// share plus the last offset of the share before, so no pair is left out.
+template <class Offset>
+bool offsets_in_order(const Offset* off, std::size_t m, Offset limit) {
+  if (m == 0) return true;
+  if (off[0] < 0) return false;
+  constexpr bool kWide = sizeof(Offset) == 8;
+  // Below this a dispatched call costs more than the pass.
+  constexpr std::size_t kDispatchFrom = 256;
+  const detail::CpuKernels& kernels = m < kDispatchFrom ? detail::scalar_kernels() : detail::batch_check_kernels();
+  const unsigned workers = detail::workers_for(m);
+  if (workers <= 1) return kernels.offsets_in_order(off, kWide, m, limit);
+  const std::size_t per = (m + workers - 1) / workers;
+  std::vector<std::uint8_t> ok(workers, 1);
+  detail::run_workers(workers, [&](unsigned w) {
+    const std::size_t lo = std::min(m, w * per);
+    const std::size_t hi = std::min(m, lo + per);
+    const std::size_t from = lo == 0 ? 0 : lo - 1;
+    if (hi > from) ok[w] = kernels.offsets_in_order(off + from, kWide, hi - from, limit) ? 1 : 0;
+  });
+  return std::all_of(ok.begin(), ok.end(), [](std::uint8_t x) { return x != 0; });
 }
 
 // Offsets must be n + 1 non-negative, non-decreasing values within data.
@@ -50,21 +78,17 @@ detail::KeyBatch strings(StringBatch<Offset> s, detail::KeyKind kind, KeyMemory 
     b.memory = static_cast<std::uint8_t>(KeyMemory::Device);
     return b;
   }
-  // A branch-free pass that the compiler vectorises (a key batch is checked on
-  // every call, on the calling thread, before the workers start); the loop
-  // below, which names the first bad offset, runs only when this one finds
-  // something wrong. Non-decreasing from a non-negative first offset, no
-  // offset can be negative.
+  // One pass over the offsets, vectorised (a batch is checked on every call
+  // before the workers start, and a cold one costs its memory traffic here) and
+  // split over the bulk call's workers when large. The loop below, which names
+  // the first bad offset, runs only when this pass finds something wrong.
+  // Non-decreasing from a non-negative first offset, no offset can be negative.
   const Offset* const off = s.offsets.data();
   const std::size_t m = s.offsets.size();
   const Offset limit = s.data.size() > static_cast<std::uint64_t>(std::numeric_limits<Offset>::max())
                            ? std::numeric_limits<Offset>::max()
                            : static_cast<Offset>(s.data.size());
-  unsigned bad = m > 0 && (off[0] < 0 || off[0] > limit) ? 1u : 0u;
-  for (std::size_t i = 1; i < m; ++i) {
-    bad |= static_cast<unsigned>(off[i] > limit) | static_cast<unsigned>(off[i] < off[i - 1]);
-  }
-  if (bad == 0) return b;
+  if (offsets_in_order(off, m, limit)) return b;
   for (std::size_t i = 0; i < s.offsets.size(); ++i) {
     const Offset o = s.offsets[i];
     if (o < 0 || static_cast<std::uint64_t>(o) > s.data.size()) {

@@ -149,6 +149,40 @@ TEST(BadInput, StringOffsets) {
   check_bad_offsets<std::int64_t>();
 }
 
+// A batch large enough for several workers is checked in shares: a bad offset
+// on either side of each share's first one (the pair no single share holds
+// but for the overlap) and at the very end is still found and named.
+template <class Offset>
+void check_bad_offsets_across_workers() {
+  constexpr std::size_t kKeys = std::size_t{1} << 17;  // 4 workers of the 32 Ki keys each needs
+  std::vector<Offset> off(kKeys + 1);
+  for (std::size_t i = 0; i <= kKeys; ++i) off[i] = static_cast<Offset>(i);
+  const std::vector<std::uint8_t> data(kKeys, 'x');
+  HyperLogLog h(10);
+  const HyperLogLog h0 = h;
+  h.add(StringBatch<Offset>{off, data});  // the valid batch passes
+  EXPECT_NE(h, h0);
+  const HyperLogLog h1 = h;
+  const std::size_t per = (off.size() + 3) / 4;  // src/keys.cc's shares of the offsets
+  for (std::size_t at : {per - 1, per, 2 * per - 1, 2 * per, 3 * per - 1, 3 * per, kKeys}) {
+    SCOPED_TRACE(at);
+    const Offset saved = off[at];
+    off[at] = static_cast<Offset>(off[at - 1] - 1);  // below the one before
+    expect_error([&] { h.add(StringBatch<Offset>{off, data}); }, {"offsets[" + std::to_string(at) + "]", "less than"});
+    off[at] = static_cast<Offset>(kKeys + 1);  // past the data (or, last, only that)
+    expect_error([&] { h.add(StringBatch<Offset>{off, data}); }, {"offsets[" + std::to_string(at) + "]", "outside"});
+    off[at] = saved;
+  }
+  EXPECT_EQ(h, h1);
+}
+
+TEST(BadInput, StringOffsetsAcrossWorkers) {
+  set_threads(4);
+  check_bad_offsets_across_workers<std::int32_t>();
+  check_bad_offsets_across_workers<std::int64_t>();
+  set_threads(0);
+}
+
 TEST(BadInput, NullDataWithNonZeroCount) {
   BloomFilter f(4, 4);
   HyperLogLog h(8);

@@ -14,10 +14,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dispatch.hpp"  // set_supported_targets_for_test
@@ -375,6 +377,74 @@ TEST_F(SimdKernels, HllMatchesScalar) {
       }
     }
   }
+}
+
+// The string batch's offsets check: what kernels.hpp says it returns.
+template <class Offset>
+bool offsets_in_order_oracle(const Offset* off, std::size_t count, Offset limit) {
+  for (std::size_t i = 0; i < count; ++i) {
+    if (off[i] > limit || (i > 0 && off[i] < off[i - 1])) return false;
+  }
+  return true;
+}
+
+// Every target and the scalar reference against the oracle: non-decreasing
+// columns of every length to 70 and one of 10^5 (misaligned by one element),
+// each also broken at chosen places by a step down, a value past the limit and
+// the type's extremes.
+template <class Offset>
+void check_offsets_in_order(const std::vector<const SimdTarget*>& targets, std::mt19937_64& rng) {
+  constexpr bool kWide = sizeof(Offset) == 8;
+  constexpr Offset kMax = std::numeric_limits<Offset>::max();
+  constexpr Offset kMin = std::numeric_limits<Offset>::min();
+  for (std::size_t count : lengths()) {
+    for (bool near_max : {false, true}) {
+      Misaligned<Offset> buf(count, 1);
+      Offset* off = buf.data();
+      // Steps of 0 to 4 from 0, or ending exactly at the type's maximum.
+      Offset at = 0;
+      for (std::size_t i = 0; i < count; ++i) off[i] = at += static_cast<Offset>(rng() % 5);
+      if (near_max && count > 0) {
+        const Offset shift = kMax - off[count - 1];
+        for (std::size_t i = 0; i < count; ++i) off[i] += shift;
+      }
+      const Offset limit = count == 0 || near_max ? kMax : off[count - 1] + static_cast<Offset>(rng() % 3);
+      std::vector<std::size_t> places;
+      if (count <= 70) {
+        for (std::size_t j = 0; j < count; ++j) places.push_back(j);
+      } else {
+        places = {0, 1, 2, count / 2, count - 2, count - 1};
+        for (int r = 0; r < 20; ++r) places.push_back(rng() % count);
+      }
+      auto expect_all_agree = [&](const char* what, std::size_t place) {
+        const bool want = offsets_in_order_oracle(off, count, limit);
+        ASSERT_EQ(want, scalar_kernels().offsets_in_order(off, kWide, count, limit))
+            << "scalar, " << what << " at " << place << " of " << count;
+        for (const SimdTarget* t : targets) {
+          ASSERT_EQ(want, t->kernels->offsets_in_order(off, kWide, count, limit))
+              << t->name << ", " << what << " at " << place << " of " << count;
+        }
+      };
+      expect_all_agree("nothing", 0);
+      ASSERT_TRUE(offsets_in_order_oracle(off, count, limit));
+      for (std::size_t j : places) {
+        const Offset saved = off[j];
+        std::vector<std::pair<const char*, Offset>> breaks = {{"minimum", kMin}, {"maximum", kMax}};
+        if (limit < kMax) breaks.push_back({"past the limit", static_cast<Offset>(limit + 1)});
+        if (j > 0) breaks.push_back({"step down", static_cast<Offset>(off[j - 1] - 1)});
+        for (const auto& [what, value] : breaks) {
+          off[j] = value;
+          expect_all_agree(what, j);
+        }
+        off[j] = saved;
+      }
+    }
+  }
+}
+
+TEST_F(SimdKernels, OffsetsCheckMatchesScalar) {
+  check_offsets_in_order<std::int32_t>(targets_, rng_);
+  check_offsets_in_order<std::int64_t>(targets_, rng_);
 }
 
 // Floors at the top ranks: every register at 64 - p or at the sentinel's

@@ -34,6 +34,12 @@ struct CpuKernels {
   // reading its register, a key whose rank cannot exceed the floor.
   void (*hll_add)(std::uint8_t* registers, std::uint32_t p, const std::uint64_t* hashes,
                   std::size_t n, std::uint8_t floor);
+  // Whether each of `count` string offsets (int32, or int64 when `wide`) is
+  // <= limit (which fits their type) and each but the first >= the one before
+  // it. The key batch check (src/keys.cc) runs it over every host batch of
+  // strings before any kernel reads one: a whole pass over the offsets, so it
+  // is vectorised too.
+  bool (*offsets_in_order)(const void* offsets, bool wide, std::size_t count, std::int64_t limit);
 };
 
 const CpuKernels& scalar_kernels();
