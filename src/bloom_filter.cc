@@ -91,9 +91,15 @@ void BloomFilter::add(const Keys& keys, Backend backend) {
   const detail::KeyBatch& kb = keys.batch();
   const unsigned workers = detail::workers_for(kb.n);
   const detail::BloomRef f = ref_of(storage_.data(), num_blocks_, k_, layout_);
-  if (workers > 1 && (storage_.size() > kPrivateCopyMaxBytes || kb.n < storage_.size() / 8)) {
-    detail::for_each_owned_hash_chunk(*c.kernels, kb, hash_, workers, num_blocks_,
-                                      [&](const std::uint64_t* h, std::size_t n) { c.kernels->bloom_add(f, h, n); });
+  // Several workers write one filter (too large to copy, or a batch too small
+  // to repay the copies) by dividing its blocks: two workers each hash the
+  // whole batch and keep their own; more sort the hashes by owner instead.
+  const bool shared = workers > 1 && (storage_.size() > kPrivateCopyMaxBytes || kb.n < storage_.size() / 8);
+  const auto insert = [&](const std::uint64_t* h, std::size_t n) { c.kernels->bloom_add(f, h, n); };
+  if (shared && workers == 2) {
+    detail::for_each_own_hash_chunk(*c.kernels, kb, hash_, workers, num_blocks_, insert);
+  } else if (shared) {
+    detail::for_each_owned_hash_chunk(*c.kernels, kb, hash_, workers, num_blocks_, insert);
   } else {
     // Worker 0 fills the filter; each extra worker (cache-sized filters only)
     // a private copy, ORed in at the end: cheaper than sorting hashes by owner

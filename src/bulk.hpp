@@ -59,6 +59,56 @@ class Divider {
   std::uint64_t d_, inverse_;
 };
 
+// The hashes whose blocks worker w of `workers` owns, blocks [F_w, F_w+1) with
+// F_w = ceil(w nb / workers) (the partition of for_each_owned_hash_chunk):
+// block_index is non-decreasing in h >> 32, and block_index(h) >= F exactly
+// when (h >> 32) >= ceil(F 2^32 / nb), so ownership is a range of h >> 32.
+class OwnedHashes {
+ public:
+  OwnedHashes(unsigned w, unsigned workers, std::uint64_t num_blocks)
+      : first_(threshold(w, workers, num_blocks)), width_(threshold(w + 1, workers, num_blocks) - first_) {}
+  bool contains(std::uint64_t h) const { return (h >> 32) - first_ < width_; }
+
+ private:
+  // ceil(F 2^32 / nb) for F = ceil(w nb / workers) <= nb < 2^32: no overflow.
+  static std::uint64_t threshold(unsigned w, unsigned workers, std::uint64_t nb) {
+    const std::uint64_t f = (w * nb + workers - 1) / workers;
+    return ((f << 32) + nb - 1) / nb;
+  }
+  std::uint64_t first_, width_;  // h >> 32 in [first_, first_ + width_)
+};
+
+// Multi-threaded Bloom insertion for two workers: each hashes the whole batch
+// and inserts the hashes of its own blocks (OwnedHashes), so no two write one
+// block. Hashing every key twice costs less than sorting hashes by owner
+// (for_each_owned_hash_chunk): no rounds, no barriers, nothing handed between
+// cores. Each further worker would hash the whole batch once more.
+// apply(const std::uint64_t* hashes, std::size_t count) inserts without atomics.
+template <class Apply>
+void for_each_own_hash_chunk(const CpuKernels& kernels, const KeyBatch& keys, HashSpec spec, unsigned workers,
+                             std::uint64_t num_blocks, Apply&& apply) {
+  run_workers(workers, [&](unsigned w) {
+    const OwnedHashes mine(w, workers, num_blocks);
+    alignas(64) std::uint64_t buf[kHashChunk];
+    alignas(64) std::uint64_t own[kHashChunk];
+    for (std::size_t s = 0; s < keys.n; s += kHashChunk) {
+      const std::size_t c = std::min(kHashChunk, keys.n - s);
+      const std::uint64_t* h = buf;
+      if (keys.kind == KeyKind::Prehashed) {
+        h = static_cast<const std::uint64_t*>(keys.keys) + s;
+      } else {
+        kernels.hash(keys, s, c, spec, buf);
+      }
+      std::size_t m = 0;
+      for (std::size_t i = 0; i < c; ++i) {  // branch-free: half the keys are ours, at random
+        own[m] = h[i];
+        m += mine.contains(h[i]) ? 1 : 0;
+      }
+      apply(own, m);
+    }
+  });
+}
+
 // Multi-threaded Bloom insertion without atomic word updates. Work proceeds in
 // rounds: each worker hashes its next slice of keys and sorts the hashes by
 // owner (worker w owns blocks [w nb / W, (w+1) nb / W)); after a barrier each

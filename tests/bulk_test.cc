@@ -7,6 +7,8 @@
 #include <random>
 #include <vector>
 
+#include "probkit/probkit.hpp"
+
 namespace probkit::detail {
 namespace {
 
@@ -34,6 +36,73 @@ TEST(Divider, EqualsDivisionEverywhereTheDriverUsesIt) {
       ASSERT_EQ(div(x), x / d) << "x " << x << " d " << d;
     }
   }
+}
+
+// OwnedHashes must give each hash to exactly the worker that the sorted path
+// gives its block to (b * workers / num_blocks), at the edges of every share:
+// the hashes whose high half is each threshold and one below it.
+TEST(OwnedHashes, EachHashBelongsToItsBlocksOwner) {
+  std::mt19937_64 rng(20261201);
+  std::vector<std::uint64_t> block_counts{1, 2, 3, 5, 1000, 65537, 0xFFFFFFFFULL, 0xFFFFFFFEULL};
+  for (int i = 0; i < 30; ++i) block_counts.push_back(1 + rng() % 0xFFFFFFFFULL);
+  for (std::uint64_t nb : block_counts) {
+    for (unsigned workers : {2u, 3u, 4u, 7u, 64u}) {
+      std::vector<OwnedHashes> owned;
+      for (unsigned w = 0; w < workers; ++w) owned.emplace_back(w, workers, nb);
+      std::vector<std::uint64_t> hashes{0, ~std::uint64_t{0}};
+      for (int i = 0; i < 100; ++i) hashes.push_back(rng());
+      for (unsigned w = 1; w < workers; ++w) {  // the first hash of each block a share starts with
+        const std::uint64_t first_block = (w * nb + workers - 1) / workers;
+        if (first_block >= nb) continue;
+        const std::uint64_t high = ((first_block << 32) + nb - 1) / nb;
+        hashes.push_back(high << 32);
+        hashes.push_back((high << 32) - 1);
+        hashes.push_back((high << 32) | 0xFFFFFFFFULL);
+      }
+      for (std::uint64_t h : hashes) {
+        const std::uint64_t owner = layout::block_index(h, nb) * workers / nb;
+        for (unsigned w = 0; w < workers; ++w) {
+          ASSERT_EQ(owned[w].contains(h), w == owner)
+              << "nb " << nb << " workers " << workers << " w " << w << " h " << h;
+        }
+      }
+    }
+  }
+}
+
+// The three multi-threaded add paths (private copies; two workers hashing
+// all keys; more sorting by owner) build the 1-thread filter, for every key
+// kind that hashes differently.
+TEST(MultiThreadedAdd, EveryPathBuildsTheOneThreadFilter) {
+  std::vector<std::uint64_t> keys(300000);
+  for (std::size_t i = 0; i < keys.size(); ++i) keys[i] = i * 0x9E3779B97F4A7C15ULL;
+  std::vector<std::int32_t> offsets(keys.size() + 1);
+  std::vector<std::uint8_t> data;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    offsets[i] = static_cast<std::int32_t>(data.size());
+    for (std::size_t b = 0; b < 1 + i % 13; ++b) data.push_back(static_cast<std::uint8_t>(keys[i] >> (8 * (b % 8))));
+  }
+  offsets.back() = static_cast<std::int32_t>(data.size());
+  const std::vector<Keys> batches{Keys(keys), Keys(Prehashed{keys}), Keys(StringBatch<std::int32_t>{offsets, data})};
+  // 1000 blocks: private copies; 40000 (2.4 MiB): shared, divided by block.
+  for (std::uint64_t nb : {std::uint64_t{1000}, std::uint64_t{40000}}) {
+    for (BloomLayout layout : {BloomLayout::Cacheline512, BloomLayout::ParquetSbbf}) {
+      const std::uint32_t k = layout == BloomLayout::Cacheline512 ? 7 : 8;
+      for (std::size_t b = 0; b < batches.size(); ++b) {
+        set_threads(1);
+        BloomFilter want(nb, k, layout);
+        want.add(batches[b]);
+        for (unsigned threads : {2u, 3u, 4u}) {
+          set_threads(threads);
+          BloomFilter got(nb, k, layout);
+          got.add(batches[b]);
+          EXPECT_TRUE(got == want) << "nb " << nb << " layout " << int(layout) << " batch " << b << " threads "
+                                   << threads;
+        }
+      }
+    }
+  }
+  set_threads(0);
 }
 
 }  // namespace
