@@ -16,6 +16,15 @@ namespace probkit::detail {
 
 inline constexpr std::size_t kHashChunk = 1024;  // 8 KiB of hashes
 
+// The hashes of keys [first, first + count): pre-hashed keys where they are,
+// any other kind hashed into buf (count <= kHashChunk).
+inline const std::uint64_t* chunk_hashes(const CpuKernels& kernels, const KeyBatch& keys, std::size_t first,
+                                         std::size_t count, HashSpec spec, std::uint64_t* buf) {
+  if (keys.kind == KeyKind::Prehashed) return static_cast<const std::uint64_t*>(keys.keys) + first;
+  kernels.hash(keys, first, count, spec, buf);
+  return buf;
+}
+
 // fn(unsigned worker, std::size_t first_key, const std::uint64_t* hashes, std::size_t count)
 template <class Fn>
 void for_each_hash_chunk(const CpuKernels& kernels, const KeyBatch& keys, HashSpec spec,
@@ -24,13 +33,7 @@ void for_each_hash_chunk(const CpuKernels& kernels, const KeyBatch& keys, HashSp
     alignas(64) std::uint64_t buf[kHashChunk];
     for (std::size_t s = lo; s < hi; s += kHashChunk) {
       const std::size_t c = std::min(kHashChunk, hi - s);
-      const std::uint64_t* h = buf;
-      if (keys.kind == KeyKind::Prehashed) {
-        h = static_cast<const std::uint64_t*>(keys.keys) + s;
-      } else {
-        kernels.hash(keys, s, c, spec, buf);
-      }
-      fn(worker, s, h, c);
+      fn(worker, s, chunk_hashes(kernels, keys, s, c, spec, buf), c);
     }
   };
   if (workers <= 1 || keys.n < 2) {
@@ -93,12 +96,7 @@ void for_each_own_hash_chunk(const CpuKernels& kernels, const KeyBatch& keys, Ha
     alignas(64) std::uint64_t own[kHashChunk];
     for (std::size_t s = 0; s < keys.n; s += kHashChunk) {
       const std::size_t c = std::min(kHashChunk, keys.n - s);
-      const std::uint64_t* h = buf;
-      if (keys.kind == KeyKind::Prehashed) {
-        h = static_cast<const std::uint64_t*>(keys.keys) + s;
-      } else {
-        kernels.hash(keys, s, c, spec, buf);
-      }
+      const std::uint64_t* h = chunk_hashes(kernels, keys, s, c, spec, buf);
       std::size_t m = 0;
       for (std::size_t i = 0; i < c; ++i) {  // branch-free: half the keys are ours, at random
         own[m] = h[i];
