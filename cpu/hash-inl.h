@@ -234,6 +234,19 @@ HWY_INLINE void run_pipeline(std::size_t vectors, std::size_t n, std::size_t dep
   for (std::size_t e = 0; e < depth; ++e, ++v) step(0, (v - depth) * n, false, v >= depth);
 }
 
+// Appends the lanes of h with every bit of `screen` clear to passed[m, ...)
+// and returns the new m: vpcompressq into a register and a plain store of the
+// whole vector (the lanes past the new m are garbage that the next store or
+// the caller overwrites). Highway 1.0.3's Compress goes through a table, which
+// GCC copies per call, and vpcompressq's store form is slow on Intel.
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+HWY_INLINE std::size_t append_passing(V64 h, V64 screen, std::uint64_t* passed, std::size_t m) {
+  const __mmask8 pass = _mm512_testn_epi64_mask(h.raw, screen.raw);
+  _mm512_storeu_si512(passed + m, _mm512_maskz_compress_epi64(pass, h.raw));
+  return m + static_cast<std::size_t>(__builtin_popcount(pass));
+}
+#endif
+
 // A hash is one chain of dependent multiplies: XXH64 of a u64 key has five,
 // and vpmullq takes 15 cycles. Hashed one vector after another, the later
 // operations of every vector wait in the scheduler for its earlier ones, and
@@ -241,19 +254,35 @@ HWY_INLINE void run_pipeline(std::size_t vectors, std::size_t n, std::size_t dep
 // software pipeline: each step runs stage S of the vector loaded S steps
 // earlier, for every S at once, and every stage's input was computed a whole
 // step before.
-template <class Hash>
-HWY_INLINE void hash_fixed_pipelined(const typename Hash::Key* keys, std::size_t count, Hash hash,
-                                     std::uint64_t* out) {
+//
+// Without a screen it stores every hash to out[i] and returns count - count %
+// lanes; with kScreened it keeps only the hashes that pass `screen` (see
+// kernels.hpp's hash_screened), packed from out[0], and returns how many.
+template <bool kScreened, class Hash>
+HWY_INLINE std::size_t hash_fixed_pipelined(const typename Hash::Key* keys, std::size_t count,
+                                            Hash hash, std::uint64_t* out,
+                                            std::uint64_t screen = 0) {
   const D64 d;
   const std::size_t n = hn::Lanes(d);
   const std::size_t vectors = count / n;
-  if (vectors == 0) return;
+  if (vectors == 0) return 0;
+  [[maybe_unused]] const V64 screen_v = hn::Set(d, screen);
+  std::size_t m = 0;  // hashes kept so far (kScreened)
   // s1..s4: the vectors loaded 1..4 steps ago, after stages 0..3. Before the
   // pipeline fills they hold zeros, whose results are never stored.
   V64 s1 = hn::Zero(d), s2 = hn::Zero(d), s3 = hn::Zero(d), s4 = hn::Zero(d);
   // Oldest stage first, so that each reads its input before it is replaced.
   const auto step = [&](std::size_t load, std::size_t store, bool loads, bool stores) {
-    if (stores) hn::StoreU(hash.template stage<4>(s4), d, out + store);
+    if (stores) {
+      const V64 h = hash.template stage<4>(s4);
+      if constexpr (kScreened) {
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+        m = append_passing(h, screen_v, out, m);
+#endif
+      } else {
+        hn::StoreU(h, d, out + store);
+      }
+    }
     s4 = hash.template stage<3>(s3);
     s3 = hash.template stage<2>(s2);
     s2 = hash.template stage<1>(s1);
@@ -264,6 +293,7 @@ HWY_INLINE void hash_fixed_pipelined(const typename Hash::Key* keys, std::size_t
     }
   };
   run_pipeline(vectors, n, kMaxStages - 1, step);
+  return kScreened ? m : vectors * n;
 }
 
 template <class Hash>
@@ -275,8 +305,7 @@ void hash_fixed(const typename Hash::Key* keys, std::size_t count, HashSpec spec
   const Hash hash(spec.seed);
   std::size_t i = 0;
   if constexpr (kPipelinedHash) {
-    hash_fixed_pipelined(keys, count, hash, out);
-    i = count - count % n;
+    i = hash_fixed_pipelined<false>(keys, count, hash, out);
   } else {
     // u32 keys need fewer multiplies: the vector alone is faster there.
     const std::size_t step = n + (sizeof(typename Hash::Key) == 8 ? kScalarKeysPerVector : 0);
@@ -291,6 +320,22 @@ void hash_fixed(const typename Hash::Key* keys, std::size_t count, HashSpec spec
   }
   for (; i < count; ++i) out[i] = hash_one(spec, keys[i]);
 }
+
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+// hash_screened for fixed-width keys: the pipeline keeps the passing hashes as
+// it computes them, the last count % 8 keys are hashed one by one.
+template <class Hash>
+std::size_t hash_fixed_screened(const typename Hash::Key* keys, std::size_t count, HashSpec spec,
+                                std::uint64_t screen, std::uint64_t* passed) {
+  std::size_t m = hash_fixed_pipelined<true>(keys, count, Hash(spec.seed), passed, screen);
+  for (std::size_t i = count - count % hn::Lanes(D64()); i < count; ++i) {
+    const std::uint64_t h = hash_one(spec, keys[i]);
+    passed[m] = h;
+    m += (h & screen) == 0 ? 1 : 0;
+  }
+  return m;
+}
+#endif
 
 #endif  // HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
 

@@ -228,8 +228,8 @@ HWY_INLINE std::size_t hash_uniform_width(const Offset* offsets, const std::uint
         : hash_width16_pipelined<false>(p, vectors, spec, out);
   } else {  // 8 bytes: the hash of a u64 key (the string's little-endian bytes)
     const auto* keys = reinterpret_cast<const std::uint64_t*>(p);
-    xxh ? hash_fixed_pipelined(keys, vectors * n, Xxh64U64(spec.seed), out)
-        : hash_fixed_pipelined(keys, vectors * n, Murmur64AU64(spec.seed), out);
+    xxh ? hash_fixed_pipelined<false>(keys, vectors * n, Xxh64U64(spec.seed), out)
+        : hash_fixed_pipelined<false>(keys, vectors * n, Murmur64AU64(spec.seed), out);
   }
   return vectors * n;
 }
@@ -306,6 +306,45 @@ inline void hash_keys(const detail::KeyBatch& keys, std::size_t begin, std::size
   }
   detail::hash_keys_reference(keys, begin, count, spec, out);
 }
+
+// hash_screened (kernels.hpp), on AVX-512 only. Fixed-width keys keep the
+// passing hashes as the pipeline computes them; other kinds are hashed into
+// `passed` and packed in place (each vector is read before any store reaches
+// it: m <= i). Elsewhere the kernel is absent and src/hyperloglog.cc hashes,
+// then lets the HLL kernel screen.
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+inline std::size_t hash_keys_screened(const detail::KeyBatch& keys, std::size_t begin,
+                                      std::size_t count, HashSpec spec, std::uint64_t screen,
+                                      std::uint64_t* passed) {
+  const bool xxh = spec.kind == HashKind::Xxh64;
+  if (keys.kind == detail::KeyKind::U64) {
+    const auto* k = static_cast<const std::uint64_t*>(keys.keys) + begin;
+    return xxh ? hash_fixed_screened<Xxh64U64>(k, count, spec, screen, passed)
+               : hash_fixed_screened<Murmur64AU64>(k, count, spec, screen, passed);
+  }
+  if (keys.kind == detail::KeyKind::U32) {
+    const auto* k = static_cast<const std::uint32_t*>(keys.keys) + begin;
+    return xxh ? hash_fixed_screened<Xxh64U32>(k, count, spec, screen, passed)
+               : hash_fixed_screened<Murmur64AU32>(k, count, spec, screen, passed);
+  }
+  hash_keys(keys, begin, count, spec, passed);
+  const D64 d;
+  const V64 screen_v = hn::Set(d, screen);
+  const std::size_t n = hn::Lanes(d);
+  std::size_t m = 0, i = 0;
+  for (; i + n <= count; i += n) m = append_passing(hn::LoadU(d, passed + i), screen_v, passed, m);
+  for (; i < count; ++i) {
+    const std::uint64_t h = passed[i];
+    passed[m] = h;
+    m += (h & screen) == 0 ? 1 : 0;
+  }
+  return m;
+}
+inline constexpr auto kHashScreened = &hash_keys_screened;
+#else
+inline constexpr std::size_t (*kHashScreened)(const detail::KeyBatch&, std::size_t, std::size_t,
+                                              HashSpec, std::uint64_t, std::uint64_t*) = nullptr;
+#endif
 
 #endif  // HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
 

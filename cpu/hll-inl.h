@@ -67,11 +67,9 @@ void hll_add_loop(std::uint8_t* registers, std::uint32_t p, const std::uint64_t*
     const auto sentinel = hn::Set(d, std::uint64_t{1} << (64 - p));
     const auto one = hn::Set(d, std::uint64_t{1});
     // The floor test reads w's low `floor` bits where the hash holds them, just
-    // above the index: no shift. floor <= 65 - p < 64 (no rank exceeds it), so
-    // the shift here is defined; at floor = 65 - p, where w's sentinel bit
-    // would fail every key, bits past 63 drop off and the few keys whose hash
-    // is zero above the index go on to the exact test below.
-    const auto floor_bits = hn::Set(d, ((std::uint64_t{1} << floor) - 1) << p);
+    // above the index (no shift): layout::hll_floor_screen, whose comment
+    // says why it is exact at the top floor too.
+    const auto floor_bits = hn::Set(d, layout::hll_floor_screen(p, floor));
     for (; i + lanes <= n; i += lanes) {
       prefetch_stream(hashes + i);  // pre-hashed keys come straight from memory
       const auto h = hn::LoadU(d, hashes + i);

@@ -79,8 +79,9 @@ bool offsets_in_order(const void* offsets, bool wide, std::size_t count, std::in
                                 static_cast<std::int32_t>(limit));
 }
 
-constexpr CpuKernels kScalar{&hash_keys_reference, &bloom_add, &bloom_contains, &hll_add,
-                             &offsets_in_order};
+// No hash_screened: the HLL driver hashes, then the HLL kernel screens.
+constexpr CpuKernels kScalar{&hash_keys_reference, nullptr,  &bloom_add,
+                             &bloom_contains,      &hll_add, &offsets_in_order};
 
 }  // namespace
 

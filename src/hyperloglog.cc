@@ -41,6 +41,29 @@ std::uint8_t min_register(const std::uint8_t* r, std::size_t m) {
   return lo;
 }
 
+// Warm registers, keys to hash, and a backend with hash_screened: the hash
+// kernel keeps only the hashes that pass the floor's screen (1 in 2^floor
+// keys) as it computes them, and only those go on to the HLL kernel. Hashing
+// then adding every key wrote the chunk's hashes and read them all back, and
+// the HLL kernel's branch per vector of hashes mispredicted on each vector
+// where one passed. XXH64 of u64 keys streamed from DRAM, p = 14, floor 7,
+// 1024 keys per chunk, one pinned thread of a Rocket Lake Xeon guest, TSC
+// cycles per key, best of 30, four runs: hashing alone 2.45-2.61, hash then
+// add 3.14-3.29, screened hash then add 2.57-2.70.
+template <class RegistersOf>
+void add_screened(const detail::CpuKernels& kernels, const detail::KeyBatch& kb, HashSpec hash, std::uint32_t p,
+                  unsigned workers, std::uint8_t floor, const RegistersOf& registers_of) {
+  const std::uint64_t screen = layout::hll_floor_screen(p, floor);
+  detail::split_over_workers(kb.n, workers, [&](unsigned w, std::size_t lo, std::size_t hi) {
+    alignas(64) std::uint64_t passed[detail::kHashChunk];
+    std::uint8_t* regs = registers_of(w);
+    for (std::size_t s = lo; s < hi; s += detail::kHashChunk) {
+      const std::size_t c = std::min(detail::kHashChunk, hi - s);
+      kernels.hll_add(regs, p, passed, kernels.hash_screened(kb, s, c, hash, screen, passed), floor);
+    }
+  });
+}
+
 constexpr std::size_t kHeaderBytes = 16;
 constexpr std::uint16_t kFormatVersion = 1;
 
@@ -75,11 +98,15 @@ void HyperLogLog::add(const Keys& keys, Backend backend) {
   // reading a register. The scan (m bytes) is worth it once the batch has as
   // many keys.
   const std::uint8_t floor = kb.n >= m ? min_register(storage_.data(), m) : 0;
-  detail::for_each_hash_chunk(*c.kernels, kb, hash_, workers,
-                              [&](unsigned w, std::size_t, const std::uint64_t* h, std::size_t n) {
-                                std::uint8_t* regs = w == 0 ? storage_.data() : copies[w - 1].data();
-                                c.kernels->hll_add(regs, p_, h, n, floor);
-                              });
+  const auto registers_of = [&](unsigned w) { return w == 0 ? storage_.data() : copies[w - 1].data(); };
+  if (floor > 0 && kb.kind != detail::KeyKind::Prehashed && c.kernels->hash_screened != nullptr) {
+    add_screened(*c.kernels, kb, hash_, p_, workers, floor, registers_of);
+  } else {
+    detail::for_each_hash_chunk(*c.kernels, kb, hash_, workers,
+                                [&](unsigned w, std::size_t, const std::uint64_t* h, std::size_t n) {
+                                  c.kernels->hll_add(registers_of(w), p_, h, n, floor);
+                                });
+  }
   for (const auto& copy : copies) max_into(storage_.data(), copy.data(), m);
   detail::note_served(c.backend, c.target);
 }

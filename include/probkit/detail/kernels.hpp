@@ -22,6 +22,15 @@ struct CpuKernels {
   // out[i] = hash of key begin + i, for i < count. Never called for Prehashed.
   void (*hash)(const KeyBatch& keys, std::size_t begin, std::size_t count, HashSpec spec,
                std::uint64_t* out);
+  // Hashes keys [begin, begin + count) like `hash` but keeps only the hashes
+  // with every bit of `screen` clear: those go to passed[0, m), in key order,
+  // and m is returned. passed has room for count hashes (the kernel may use
+  // it all as scratch). HLL add screens out, as it hashes, the keys whose rank
+  // cannot exceed the smallest register. Null where a backend has nothing
+  // faster than `hash` followed by a pass over the hashes; never called for
+  // Prehashed.
+  std::size_t (*hash_screened)(const KeyBatch& keys, std::size_t begin, std::size_t count, HashSpec spec,
+                               std::uint64_t screen, std::uint64_t* passed);
   // Sets the bits of n hashed keys. Never called by two threads on one block
   // at once (src/bloom_filter.cc gives each worker its own blocks or copy).
   void (*bloom_add)(const BloomRef& filter, const std::uint64_t* hashes, std::size_t n);

@@ -22,4 +22,14 @@ PROBKIT_HD_INLINE std::uint8_t hll_rank(std::uint64_t h, std::uint32_t p) {
 
 PROBKIT_HD_INLINE std::uint32_t hll_max_rank(std::uint32_t p) { return 65 - p; }
 
+// The hash bits just above the index that a key's rank reads first: a key
+// can only raise a register that is >= floor (0 < floor <= 65 - p) if all of
+// these are zero, since its rank exceeds floor only if the bits above the
+// index have at least `floor` trailing zeros. At floor = 65 - p the bits past
+// 63 drop off, so the few keys that are zero above the index pass too (a
+// superset: the exact test still decides). floor <= 61: both shifts are defined.
+PROBKIT_HD_INLINE std::uint64_t hll_floor_screen(std::uint32_t p, std::uint32_t floor) {
+  return ((std::uint64_t{1} << floor) - 1) << p;
+}
+
 }  // namespace probkit::layout
