@@ -245,6 +245,12 @@ HWY_INLINE std::size_t append_passing(V64 h, V64 screen, std::uint64_t* passed, 
   _mm512_storeu_si512(passed + m, _mm512_maskz_compress_epi64(pass, h.raw));
   return m + static_cast<std::size_t>(__builtin_popcount(pass));
 }
+// The same for one hash (the tails), without a branch.
+HWY_INLINE std::size_t append_passing(std::uint64_t h, std::uint64_t screen, std::uint64_t* passed,
+                                      std::size_t m) {
+  passed[m] = h;
+  return m + ((h & screen) == 0 ? 1 : 0);
+}
 #endif
 
 // A hash is one chain of dependent multiplies: XXH64 of a u64 key has five,
@@ -329,9 +335,7 @@ std::size_t hash_fixed_screened(const typename Hash::Key* keys, std::size_t coun
                                 std::uint64_t screen, std::uint64_t* passed) {
   std::size_t m = hash_fixed_pipelined<true>(keys, count, Hash(spec.seed), passed, screen);
   for (std::size_t i = count - count % hn::Lanes(D64()); i < count; ++i) {
-    const std::uint64_t h = hash_one(spec, keys[i]);
-    passed[m] = h;
-    m += (h & screen) == 0 ? 1 : 0;
+    m = append_passing(hash_one(spec, keys[i]), screen, passed, m);
   }
   return m;
 }

@@ -333,11 +333,7 @@ inline std::size_t hash_keys_screened(const detail::KeyBatch& keys, std::size_t 
   const std::size_t n = hn::Lanes(d);
   std::size_t m = 0, i = 0;
   for (; i + n <= count; i += n) m = append_passing(hn::LoadU(d, passed + i), screen_v, passed, m);
-  for (; i < count; ++i) {
-    const std::uint64_t h = passed[i];
-    passed[m] = h;
-    m += (h & screen) == 0 ? 1 : 0;
-  }
+  for (; i < count; ++i) m = append_passing(passed[i], screen, passed, m);
   return m;
 }
 inline constexpr auto kHashScreened = &hash_keys_screened;

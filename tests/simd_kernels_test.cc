@@ -395,7 +395,7 @@ TEST_F(SimdKernels, HashScreenedKeepsExactlyThePassingHashes) {
   for (const SimdTarget* t : targets_) {
     SCOPED_TRACE(t->name);
     const bool avx512 = t->bit == HWY_AVX3 || t->bit == HWY_AVX3_DL;
-    // Present exactly where it pays (hash-inl.h): a target that loses it, or
+    // Present exactly where it pays (hash_keys-inl.h): a target that loses it, or
     // gains one that is never measured, fails here.
     ASSERT_EQ(t->kernels->hash_screened != nullptr, avx512);
     if (t->kernels->hash_screened == nullptr) continue;
