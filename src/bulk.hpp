@@ -25,18 +25,24 @@ inline const std::uint64_t* chunk_hashes(const CpuKernels& kernels, const KeyBat
   return buf;
 }
 
-// fn(unsigned worker, std::size_t lo, std::size_t hi): each worker's share
-// [lo, hi) of n keys; worker 0 alone takes them all when workers <= 1 or n < 2.
+// fn(unsigned worker, std::size_t first_key, std::size_t count, std::uint64_t* buf):
+// the keys split over workers (worker 0 alone when workers <= 1 or n < 2),
+// each worker's share in chunks of at most kHashChunk keys, with buf that
+// worker's L1-resident scratch of kHashChunk hashes.
 template <class Fn>
-void split_over_workers(std::size_t n, unsigned workers, Fn&& fn) {
+void for_each_key_chunk(std::size_t n, unsigned workers, Fn&& fn) {
+  auto run = [&](unsigned worker, std::size_t lo, std::size_t hi) {
+    alignas(64) std::uint64_t buf[kHashChunk];
+    for (std::size_t s = lo; s < hi; s += kHashChunk) fn(worker, s, std::min(kHashChunk, hi - s), buf);
+  };
   if (workers <= 1 || n < 2) {
-    fn(0u, std::size_t{0}, n);
+    run(0, 0, n);
     return;
   }
   const std::size_t per = (n + workers - 1) / workers;
   run_workers(workers, [&](unsigned w) {
     const std::size_t lo = std::min(n, w * per);
-    fn(w, lo, std::min(n, lo + per));
+    run(w, lo, std::min(n, lo + per));
   });
 }
 
@@ -44,12 +50,8 @@ void split_over_workers(std::size_t n, unsigned workers, Fn&& fn) {
 template <class Fn>
 void for_each_hash_chunk(const CpuKernels& kernels, const KeyBatch& keys, HashSpec spec,
                          unsigned workers, Fn&& fn) {
-  split_over_workers(keys.n, workers, [&](unsigned worker, std::size_t lo, std::size_t hi) {
-    alignas(64) std::uint64_t buf[kHashChunk];
-    for (std::size_t s = lo; s < hi; s += kHashChunk) {
-      const std::size_t c = std::min(kHashChunk, hi - s);
-      fn(worker, s, chunk_hashes(kernels, keys, s, c, spec, buf), c);
-    }
+  for_each_key_chunk(keys.n, workers, [&](unsigned worker, std::size_t s, std::size_t c, std::uint64_t* buf) {
+    fn(worker, s, chunk_hashes(kernels, keys, s, c, spec, buf), c);
   });
 }
 

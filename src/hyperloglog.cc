@@ -54,13 +54,8 @@ template <class RegistersOf>
 void add_screened(const detail::CpuKernels& kernels, const detail::KeyBatch& kb, HashSpec hash, std::uint32_t p,
                   unsigned workers, std::uint8_t floor, const RegistersOf& registers_of) {
   const std::uint64_t screen = layout::hll_floor_screen(p, floor);
-  detail::split_over_workers(kb.n, workers, [&](unsigned w, std::size_t lo, std::size_t hi) {
-    alignas(64) std::uint64_t passed[detail::kHashChunk];
-    std::uint8_t* regs = registers_of(w);
-    for (std::size_t s = lo; s < hi; s += detail::kHashChunk) {
-      const std::size_t c = std::min(detail::kHashChunk, hi - s);
-      kernels.hll_add(regs, p, passed, kernels.hash_screened(kb, s, c, hash, screen, passed), floor);
-    }
+  detail::for_each_key_chunk(kb.n, workers, [&](unsigned w, std::size_t s, std::size_t c, std::uint64_t* passed) {
+    kernels.hll_add(registers_of(w), p, passed, kernels.hash_screened(kb, s, c, hash, screen, passed), floor);
   });
 }
 
