@@ -208,9 +208,9 @@ std::uint64_t contains_loop(const detail::BloomRef& f, const std::uint64_t* hash
 // word rotated right by its position, and the four 16-bit masks of missing
 // probes are joined in mask registers (kunpck) before one move to a general
 // register: with 1 << position shifted in and each mask moved out, the
-// kernel alone took 3.21 TSC cycles per key, now 2.53-2.77 (pre-hashed
-// keys, 16 KiB and 256 KiB filters, best of 12 alternated runs, Sapphire
-// Rapids class guest at 2.0 GHz; its vector ports 0 and 5 bound the loop).
+// kernel alone took 3.07 (16 KiB filter) and 3.10 (256 KiB) TSC cycles per
+// key, now 2.64 and 2.66 (pre-hashed keys, best of 14 alternated runs,
+// Sapphire Rapids class guest at 2.0 GHz; vector ports 0 and 5 bound it).
 // Highway 1.0.3 has no two-table lookup, hence intrinsics;
 // tests/simd_kernels_test.cc holds it to the reference.
 inline constexpr bool kCachelineK8Kernel = true;
@@ -451,8 +451,8 @@ struct AddGroupOffsets {
 // loaded, the loads (k offsets, k table lines, the block and its offset) bound
 // the loop on the load ports; all computed, the multiplies bound it on port 1.
 // Balanced, (2k - 3) / 4 loaded: k = 6, pre-hashed keys, TSC cycles per key,
-// best of 20 alternated runs, all loaded against 2 loaded: 16 KiB filter 6.00
-// against 5.94, 256 KiB 6.84 against 6.40 (1 or 3 loaded: no better).
+// best of 14 alternated runs, all loaded against 2 loaded: 16 KiB filter 6.12
+// against 6.02, 256 KiB 6.98 against 6.41 (1 or 3 loaded: no better).
 template <std::uint32_t kK>
 inline constexpr std::uint32_t kLoadedLineOffsets = kK >= 2 ? (2 * kK - 3) / 4 : 0;
 
