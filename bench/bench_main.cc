@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "bench_common.hpp"
+#include "probes.hpp"
 
 int main(int argc, char** argv) {
   std::vector<char*> args(argv, argv + argc);
@@ -26,6 +27,9 @@ int main(int argc, char** argv) {
     return s;
   }());
   benchmark::AddCustomContext("probkit_threads_all", std::to_string(probkit::bench::all_threads()));
+  if (const double hz = probkit::bench::core_clock_hz(); hz > 0) {
+    benchmark::AddCustomContext("probkit_core_clock_ghz", std::to_string(hz / 1e9));
+  }
   probkit::bench::register_hash_benchmarks();
   probkit::bench::register_hll_benchmarks();
   probkit::bench::register_bloom_benchmarks();

@@ -40,6 +40,14 @@ Rate random_line_updates_per_s(std::size_t bytes, unsigned threads, int repetiti
 // bytes, by `threads` threads each reading its own slice (summed).
 Rate sequential_read_bytes_per_s(std::size_t bytes, unsigned threads, int repetitions = 3);
 
+// The clock of the core running this thread, in Hz: the time of a chain of
+// dependent 64-bit multiplies, 3 cycles each on every x86-64 core since Intel
+// Nehalem and AMD Zen. The report turns rates into core cycles per key with
+// it, which carry from one clock to another where rates do not. Best of
+// `repetitions` runs of about 20 ms; 0 where the latency is not known (not
+// x86-64).
+double core_clock_hz(int repetitions = 5);
+
 // The probe buffers are kept between calls (one allocation per size), so a
 // benchmark can afford to re-measure its probe right before it runs.
 // These return a measurement (median of 3) no older than a few seconds,

@@ -111,9 +111,17 @@ class Bench:
     def get(self, bench, **kw):
         return find(self.rows, bench=bench, **kw)
 
+    def core_clock_hz(self):
+        """The core clock probkit_bench measured (a chain of dependent multiplies), or None."""
+        ghz = self.ctx.get("probkit_core_clock_ghz")
+        return float(ghz) * 1e9 if ghz else None
+
     def machine_line(self):
         m = self.machine
-        return (f"{m.get('cpu', '?')} ({m.get('isa', '?')}), {m.get('cores', '?')} cores, "
+        clock = self.core_clock_hz()
+        return (f"{m.get('cpu', '?')} ({m.get('isa', '?')}"
+                + (f", core clock measured at {clock / 1e9:.2f} GHz" if clock else "")
+                + f"), {m.get('cores', '?')} cores, "
                 f"{m.get('memory_gib', '?')} GiB, {m.get('virtualisation', '')}".rstrip(", "))
 
 
@@ -370,6 +378,21 @@ def split_section(b):
         lines.append(f"- add of 16-byte strings (target {TARGET_STR16 / 1e6:.0f} M/s), {e}: hashing the strings alone "
                      f"{mps(hs['keys_per_s'])} M/s and the add kernel alone {mps(ks['keys_per_s'])} M/s make "
                      f"{mps(serial)} M/s with no overlap; measured {mps(us['keys_per_s'])} M/s.")
+    clock, h = b.core_clock_hz(), b.get("hash", keys="u64", hash="xxh64", engine=e, threads=1)
+    kc = b.get("bloom_contains", layout="cacheline512", keys="prehashed", size="256KiB", engine=e, threads=1)
+    uc = b.get("bloom_contains", layout="cacheline512", keys="u64", size="256KiB", engine=e, threads=1)
+    ua = b.get("bloom_add", layout="cacheline512", keys="u64", size="256KiB", engine=e, threads=1)
+    if clock and h and kc and ks and uc and ua:
+        def cycles(rate):
+            return f"{clock / rate:.1f}"
+        lines.append(
+            f"- In core cycles per key at the measured clock ({clock / 1e9:.2f} GHz), {e}: hashing alone "
+            f"{cycles(h['keys_per_s'])}, the contains kernel alone {cycles(kc['keys_per_s'])}, the add kernel alone "
+            f"{cycles(ks['keys_per_s'])}; u64 contains measured {cycles(uc['keys_per_s'])} and add "
+            f"{cycles(ua['keys_per_s'])}. At this clock the targets leave {cycles(TARGET_CONTAINS_256K)} (contains) "
+            f"and {cycles(TARGET_ADD_256K)} (add) cycles per key; the measured cycles per key would meet them at "
+            f"{TARGET_CONTAINS_256K * clock / uc['keys_per_s'] / 1e9:.1f} and "
+            f"{TARGET_ADD_256K * clock / ua['keys_per_s'] / 1e9:.1f} GHz.")
     return ("A u64 key is hashed (XXH64) and then tested or set, so its rate cannot exceed either half's. "
             "The halves are measured apart in the same run: the hash benchmark, and the filter kernel fed "
             "pre-hashed keys (the XXH64 hashes of the same u64 keys, so the same blocks and bits). "
