@@ -428,7 +428,8 @@ HWY_INLINE void sbbf_set(std::uint32_t* block, std::uint64_t h) {
 // from vector multiplies (vpmulld, vpmuludq) stored to a small buffer, while
 // this step's keys OR their table lines into their blocks. Per key that
 // leaves one scalar load per probe, where cacheline_set spends a scalar
-// imul: those multiplies, all on one port, bounded the per-key loop. The
+// imul: those multiplies, all on one port, bounded the per-key loop (the
+// step loop now mixes the two: kLoadedLineOffsets below). The
 // buffer is written a whole step before it is read, so the reads never wait
 // on a store still in flight: computed and read in the same step, it was
 // 1.3x slower than the per-key loop. k = 6, pre-hashed keys, one thread,
