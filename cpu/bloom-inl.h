@@ -375,6 +375,11 @@ inline constexpr bool kCachelineAddFromTable = true;
 inline constexpr bool kCachelineAddFromTable = false;
 #endif
 
+// Where probe i's line starts in kCachelineBit (one line per position).
+HWY_INLINE std::uint32_t table_line_bytes(std::uint32_t x, std::uint32_t i) {
+  return layout::cacheline_probe(x, i) * layout::kCachelineBytes;
+}
+
 // ORs the table lines at the given byte offsets (one per probe) into the
 // block: the key's whole mask in registers, the block written once.
 template <std::uint32_t kK>
@@ -400,7 +405,7 @@ HWY_INLINE void cacheline_set(std::uint32_t* block, std::uint64_t h) {
   if constexpr (kCachelineAddFromTable) {
     std::uint32_t line_bytes[kK];  // where probe i's table line starts
     for (std::uint32_t i = 0; i < kK; ++i) {
-      line_bytes[i] = layout::cacheline_probe(x, i) * layout::kCachelineBytes;
+      line_bytes[i] = table_line_bytes(x, i);
     }
     or_table_lines<kK>(block, line_bytes);
   } else {
@@ -439,14 +444,6 @@ HWY_INLINE void sbbf_set(std::uint32_t* block, std::uint64_t h) {
 // filters measured alike.
 inline constexpr std::size_t kAddGroup = 8;  // keys per step: one vector of hashes
 
-template <std::uint32_t kK>
-struct AddGroupOffsets {
-  // Keys per vector multiply: two when k <= 8 (lanes 0-7 and 8-15).
-  static constexpr std::size_t kStride = kK <= 8 ? 8 : 16;
-  alignas(64) std::uint32_t line_bytes[kAddGroup * kStride];  // key l's at l * kStride
-  alignas(64) std::uint64_t block_bytes[kAddGroup];
-};
-
 // How many of a key's table-line offsets the step loop reads from the
 // buffer; it computes the others from the hash with a scalar multiply. All
 // loaded, the loads (k offsets, k table lines, the block and its offset) bound
@@ -456,28 +453,29 @@ struct AddGroupOffsets {
 // against 6.02, 256 KiB 6.98 against 6.41 (1 or 3 loaded: no better).
 template <std::uint32_t kK>
 inline constexpr std::uint32_t kLoadedLineOffsets = kK >= 2 ? (2 * kK - 3) / 4 : 0;
+inline constexpr std::size_t kBufferedProbes = 8;  // probes 0-7: one key per half vector
+static_assert(kLoadedLineOffsets<layout::kMaxCachelineK> <= kBufferedProbes);
+
+struct AddGroupOffsets {
+  // Key l's probes 0-7 at kBufferedProbes * l: two keys per vector multiply.
+  alignas(64) std::uint32_t line_bytes[kAddGroup * kBufferedProbes];
+  alignas(64) std::uint64_t block_bytes[kAddGroup];
+};
 
 template <std::uint32_t kK>
 HWY_INLINE void add_group_offsets(const std::uint64_t* hashes, __m512i num_blocks,
-                                  AddGroupOffsets<kK>& out) {
+                                  AddGroupOffsets& out) {
   const __m512i h = _mm512_loadu_si512(hashes);
-  const __m512i line_of = _mm512_set1_epi32(~std::int32_t{63});
-  // (x * salt) >> 23 is the position; << 6 its line's byte offset.
-  const auto line_offsets = [&](__m512i x, __m512i salt) {
-    return _mm512_and_si512(_mm512_srli_epi32(_mm512_mullo_epi32(x, salt), 17), line_of);
-  };
-  if constexpr (kK <= 8) {
+  if constexpr (kLoadedLineOffsets<kK> != 0) {
     const __m512i salt = _mm512_broadcast_i32x8(
         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(layout::kBloomSalt)));
+    const __m512i line_of = _mm512_set1_epi32(~std::int32_t{63});
     for (int j = 0; j < 4; ++j) {
       const __m512i x = _mm512_permutexvar_epi32(key_pair_pick(j), h);  // hashes 2j, 2j + 1
-      _mm512_store_si512(out.line_bytes + 16 * j, line_offsets(x, salt));
-    }
-  } else {
-    const __m512i salt = _mm512_loadu_si512(layout::kBloomSalt);
-    for (int l = 0; l < 8; ++l) {
-      const __m512i x = _mm512_permutexvar_epi32(_mm512_set1_epi32(2 * l), h);
-      _mm512_store_si512(out.line_bytes + 16 * l, line_offsets(x, salt));
+      // (x * salt) >> 23 is the position; << 6 its line's byte offset.
+      const __m512i line_bytes =
+          _mm512_and_si512(_mm512_srli_epi32(_mm512_mullo_epi32(x, salt), 17), line_of);
+      _mm512_store_si512(out.line_bytes + 2 * kBufferedProbes * j, line_bytes);
     }
   }
   // block_index(h) = ((h >> 32) * num_blocks) >> 32, times 64 bytes. vpmuludq
@@ -495,12 +493,12 @@ std::size_t add_cacheline_groups(const detail::BloomRef& f, const std::uint64_t*
   if (groups == 0) return 0;
   char* const words = reinterpret_cast<char*>(f.words);
   const __m512i num_blocks = _mm512_set1_epi64(static_cast<long long>(f.num_blocks));
-  AddGroupOffsets<kK> offsets[2];
+  AddGroupOffsets offsets[2];
   if constexpr (kPrefetch) prefetch_first<true>(f, hashes, n);
   add_group_offsets<kK>(hashes, num_blocks, offsets[0]);
   for (std::size_t g = 0; g < groups; ++g) {
     const std::size_t i = g * kAddGroup;
-    const AddGroupOffsets<kK>& now = offsets[g & 1];
+    const AddGroupOffsets& now = offsets[g & 1];
     if (g + 1 < groups) add_group_offsets<kK>(hashes + i + kAddGroup, num_blocks, offsets[~g & 1]);
     prefetch_stream(hashes + i);
     for (std::size_t l = 0; l < kAddGroup; ++l) {
@@ -513,9 +511,8 @@ std::size_t add_cacheline_groups(const detail::BloomRef& f, const std::uint64_t*
       std::uint32_t line_bytes[kK];
       const auto x = static_cast<std::uint32_t>(hashes[i + l]);
       for (std::uint32_t p = 0; p < kK; ++p) {
-        line_bytes[p] = p < kLoadedLineOffsets<kK>
-                            ? now.line_bytes[l * AddGroupOffsets<kK>::kStride + p]
-                            : layout::cacheline_probe(x, p) * layout::kCachelineBytes;
+        line_bytes[p] = p < kLoadedLineOffsets<kK> ? now.line_bytes[l * kBufferedProbes + p]
+                                                   : table_line_bytes(x, p);
       }
       or_table_lines<kK>(reinterpret_cast<std::uint32_t*>(block), line_bytes);
     }
