@@ -210,7 +210,7 @@ std::uint64_t contains_loop(const detail::BloomRef& f, const std::uint64_t* hash
 // register: with 1 << position shifted in and each mask moved out, the
 // kernel alone took 3.07 (16 KiB filter) and 3.10 (256 KiB) TSC cycles per
 // key, now 2.64 and 2.66 (pre-hashed keys, best of 14 alternated runs,
-// Sapphire Rapids class guest at 2.0 GHz; vector ports 0 and 5 bound it).
+// family 6 model 167 Xeon guest at 2.0 GHz; ports 0 and 5 bound it).
 // Highway 1.0.3 has no two-table lookup, hence intrinsics;
 // tests/simd_kernels_test.cc holds it to the reference.
 inline constexpr bool kCachelineK8Kernel = true;

@@ -47,7 +47,7 @@ std::uint8_t min_register(const std::uint8_t* r, std::size_t m) {
 // then adding every key wrote the chunk's hashes and read them all back, and
 // the HLL kernel's branch per vector of hashes mispredicted on each vector
 // where one passed. XXH64 of u64 keys streamed from DRAM, p = 14, floor 7,
-// 1024 keys per chunk, one pinned thread of a Rocket Lake Xeon guest, TSC
+// 1024 keys per chunk, one pinned thread of the family 6 model 167 Xeon guest, TSC
 // cycles per key, best of 30, four runs: hashing alone 2.45-2.61, hash then
 // add 3.14-3.29, screened hash then add 2.57-2.70.
 template <class RegistersOf>
