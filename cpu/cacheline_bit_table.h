@@ -1,7 +1,7 @@
 // cacheline512 probe positions as whole blocks: line p is a 64-byte block
 // with only bit p set (word p / 32, bit p % 32, layout::cacheline_mask_or's
 // numbering). An AVX-512 add ORs k lines of it into one register and writes
-// the key's block once (cpu/bloom-inl.h says why). 32 KiB, one copy for all
+// the key's block once (cpu/bloom_add-inl.h says why). 32 KiB, one copy for all
 // targets.
 #pragma once
 #include <cstdint>

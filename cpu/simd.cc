@@ -6,7 +6,8 @@
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
-#include "bloom-inl.h"
+#include "bloom_add-inl.h"
+#include "bloom_contains-inl.h"
 #include "hash_keys-inl.h"
 #include "hll-inl.h"
 #include "offsets-inl.h"

@@ -1,0 +1,92 @@
+// Per-target pieces shared by the Bloom filter kernels (DESIGN.md §3):
+// vector tags for a block, block prefetching for filters larger than the
+// cache, and the probe arithmetic that contains and add both vectorise.
+// Positions and salts are the layout's (layout/bloom.hpp).
+
+#if defined(PROBKIT_CPU_BLOOM_COMMON_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef PROBKIT_CPU_BLOOM_COMMON_INL_H_
+#undef PROBKIT_CPU_BLOOM_COMMON_INL_H_
+#else
+#define PROBKIT_CPU_BLOOM_COMMON_INL_H_
+#endif
+
+#include <hwy/cache_control.h>
+#include <hwy/highway.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "probkit/detail/kernels.hpp"
+#include "probkit/layout/bloom.hpp"
+
+HWY_BEFORE_NAMESPACE();
+namespace probkit::cpu::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+#if HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
+
+// Up to one cacheline512 block (16 words) or one parquet_sbbf block (8 words)
+// per vector.
+using DBlock = hn::CappedTag<std::uint32_t, layout::kCachelineWords>;
+using DSbbf = hn::CappedTag<std::uint32_t, layout::kSbbfWords>;
+
+// Filters larger than this miss the cache: prefetch the block of the key this
+// many keys ahead so that many misses are in flight at once.
+inline constexpr std::size_t kPrefetchMinBytes = std::size_t{1} << 20;
+inline constexpr std::size_t kPrefetchDistance = 32;  // 16..48 measured alike on 1 GiB
+
+HWY_INLINE std::uint64_t filter_bytes(const detail::BloomRef& f) {
+  return f.num_blocks * layout::block_bytes(f.layout);
+}
+
+template <bool kWrite>
+HWY_INLINE void prefetch_block(const detail::BloomRef& f, std::uint64_t h) {
+  const std::uint64_t b = layout::block_index(h, f.num_blocks);
+  const std::uint32_t* p = f.words + b * layout::block_words(f.layout);
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  // Every CPU with AVX2 has PREFETCHW; Highway's target flags do not name it.
+  if constexpr (kWrite) {
+    asm volatile("prefetchw %0" : : "m"(*reinterpret_cast<const char*>(p)));
+    return;
+  }
+#endif
+  hwy::Prefetch(p);
+}
+
+// The first keys of a chunk have nobody ahead of them to prefetch their blocks:
+// issue those misses together before the loop, so they overlap too.
+template <bool kWrite>
+HWY_INLINE void prefetch_first(const detail::BloomRef& f, const std::uint64_t* hashes,
+                               std::size_t n) {
+  const std::size_t m = n < kPrefetchDistance ? n : kPrefetchDistance;
+  for (std::size_t i = 0; i < m; ++i) prefetch_block<kWrite>(f, hashes[i]);
+}
+
+// cacheline512 probe positions a_i = (x * C[i]) >> 23 for probes p..p+N-1.
+template <class D>
+HWY_INLINE hn::Vec<D> cacheline_positions(D d, hn::Vec<D> x, std::size_t p) {
+  return hn::ShiftRight<23>(hn::Mul(x, hn::LoadU(d, layout::kBloomSalt + p)));
+}
+
+// parquet_sbbf: word i gets bit (x * SALT[i]) >> 27.
+template <class D>
+HWY_INLINE hn::Vec<D> sbbf_bits(D d, hn::Vec<D> x, std::size_t p) {
+  const auto shift = hn::ShiftRight<27>(hn::Mul(x, hn::LoadU(d, layout::kBloomSalt + p)));
+  return hn::Shl(hn::Set(d, 1u), shift);
+}
+
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+// Indices for vpermd over a vector of eight hashes: the low 32 bits of hash
+// 2j in lanes 0-7, of hash 2j+1 in lanes 8-15.
+HWY_INLINE __m512i key_pair_pick(int j) {
+  const int a = 4 * j, b = 4 * j + 2;
+  return _mm512_set_epi32(b, b, b, b, b, b, b, b, a, a, a, a, a, a, a, a);
+}
+#endif
+
+#endif  // HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
+
+}  // namespace probkit::cpu::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#endif  // PROBKIT_CPU_BLOOM_COMMON_INL_H_

@@ -1,0 +1,289 @@
+// Per-target blocked Bloom filter contains kernels (DESIGN.md §3). A key's
+// probes sit in vector lanes (lane i = probe i): one multiply by the salt
+// vector gives all k bit positions at once, with no branch per key.
+// tests/simd_kernels_test.cc proves identity with the scalar reference.
+
+#if defined(PROBKIT_CPU_BLOOM_CONTAINS_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef PROBKIT_CPU_BLOOM_CONTAINS_INL_H_
+#undef PROBKIT_CPU_BLOOM_CONTAINS_INL_H_
+#else
+#define PROBKIT_CPU_BLOOM_CONTAINS_INL_H_
+#endif
+
+#include <hwy/highway.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "bloom_common-inl.h"
+#include "probkit/detail/kernels.hpp"
+#include "probkit/layout/bloom.hpp"
+#include "stream_prefetch.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace probkit::cpu::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+#if HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
+
+// block[word[i]] per lane: the block's 16 words are a table held in registers.
+template <class D>
+HWY_INLINE hn::Vec<D> lookup_words(D d, const std::uint32_t* block, hn::Vec<D> word) {
+  const std::size_t n = hn::Lanes(d);
+  if (n >= layout::kCachelineWords) {
+    return hn::TableLookupLanes(hn::LoadU(d, block), hn::IndicesFromVec(d, word));
+  }
+  const auto lane = hn::And(word, hn::Set(d, static_cast<std::uint32_t>(n - 1)));
+  const auto group = hn::Sub(word, lane);  // first word of the vector holding it
+  auto out = hn::Zero(d);
+  for (std::size_t j = 0; j < layout::kCachelineWords; j += n) {
+    const auto v = hn::TableLookupLanes(hn::LoadU(d, block + j), hn::IndicesFromVec(d, lane));
+    out = hn::IfThenElse(hn::Eq(group, hn::Set(d, static_cast<std::uint32_t>(j))), v, out);
+  }
+  return out;
+}
+
+// Per call, not per key (Highway 1.0.3's Iota goes through memory): all-ones
+// in lanes i < k, so that probe lanes at or beyond k contribute nothing.
+struct LiveProbes {
+  HWY_ALIGN std::uint32_t lane[layout::kMaxCachelineK];
+  explicit LiveProbes(std::uint32_t k) {
+    for (std::uint32_t i = 0; i < layout::kMaxCachelineK; ++i) lane[i] = i < k ? ~0u : 0u;
+  }
+};
+
+// Bits of probe lanes p..p+N-1 (0 in lanes at or beyond k).
+template <class D>
+HWY_INLINE hn::Vec<D> probe_bits(D d, hn::Vec<D> pos, std::size_t p, const LiveProbes& live) {
+  const auto bit = hn::Shl(hn::Set(d, 1u), hn::And(pos, hn::Set(d, 31u)));
+  return hn::And(bit, hn::Load(d, live.lane + p));
+}
+
+// 128-bit x86 vectors need four table lookups and an emulated variable shift
+// per probe group: there the positions come from the vector multiply and the
+// words are tested in scalar code, branch-free (measured 1.25x faster on SSE4).
+#if HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
+inline constexpr bool kScalarWordTest = true;
+#else
+inline constexpr bool kScalarWordTest = false;
+#endif
+
+HWY_INLINE bool cacheline_test(const std::uint32_t* block, std::uint64_t h, std::uint32_t k,
+                               const LiveProbes& live) {
+  const DBlock d;
+  const auto x = hn::Set(d, static_cast<std::uint32_t>(h));
+  if constexpr (kScalarWordTest) {
+    HWY_ALIGN std::uint32_t pos[layout::kCachelineWords];
+    for (std::size_t p = 0; p < k; p += hn::Lanes(d))
+      hn::Store(cacheline_positions(d, x, p), d, pos + p);
+    std::uint32_t all = 1;
+    for (std::uint32_t i = 0; i < k; ++i) all &= block[pos[i] >> 5] >> (pos[i] & 31);
+    return (all & 1) != 0;
+  }
+#if !HWY_HAVE_SCALABLE
+  if constexpr (hn::MaxLanes(d) >= layout::kCachelineWords) {  // one vector holds it all
+    const auto pos = cacheline_positions(d, x, 0);
+    const auto words =
+        hn::TableLookupLanes(hn::LoadU(d, block), hn::IndicesFromVec(d, hn::ShiftRight<5>(pos)));
+    return hn::AllTrue(d, hn::Eq(hn::AndNot(words, probe_bits(d, pos, 0, live)), hn::Zero(d)));
+  }
+#endif
+  auto missing = hn::Zero(d);
+  for (std::size_t p = 0; p < k; p += hn::Lanes(d)) {
+    const auto pos = cacheline_positions(d, x, p);
+    const auto words = lookup_words(d, block, hn::ShiftRight<5>(pos));
+    missing = hn::Or(missing, hn::AndNot(words, probe_bits(d, pos, p, live)));
+  }
+  return hn::AllTrue(d, hn::Eq(missing, hn::Zero(d)));
+}
+
+HWY_INLINE bool sbbf_test(const std::uint32_t* block, std::uint64_t h) {
+  const DSbbf d;
+  const auto x = hn::Set(d, static_cast<std::uint32_t>(h));
+  auto missing = hn::Zero(d);
+  for (std::size_t p = 0; p < layout::kSbbfWords; p += hn::Lanes(d)) {
+    missing = hn::Or(missing, hn::AndNot(hn::LoadU(d, block + p), sbbf_bits(d, x, p)));
+  }
+  return hn::AllTrue(d, hn::Eq(missing, hn::Zero(d)));
+}
+
+// The per-key contains loop: block prefetching for large filters, the key
+// stream, the answer bytes and the count. test(block, &hash) answers one key;
+// it gets the hash's address so that a kernel can broadcast from memory.
+template <bool kPrefetch, bool kStore, std::uint32_t kWords, class Test>
+HWY_INLINE std::uint64_t contains_each(const detail::BloomRef& f, const std::uint64_t* hashes,
+                                       std::size_t n, std::uint8_t* out, const Test& test) {
+  if constexpr (kPrefetch) prefetch_first<false>(f, hashes, n);
+  std::uint64_t hits = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if constexpr (kPrefetch) {
+      if (i + kPrefetchDistance < n) prefetch_block<false>(f, hashes[i + kPrefetchDistance]);
+    }
+    if (i % 8 == 0) prefetch_stream(hashes + i);
+    const bool hit =
+        test(f.words + layout::block_index(hashes[i], f.num_blocks) * kWords, hashes + i);
+    hits += hit;
+    if constexpr (kStore) out[i] = hit;
+  }
+  return hits;
+}
+
+template <bool kPrefetch, bool kStore, BloomLayout kLayout>
+std::uint64_t contains_loop(const detail::BloomRef& f, const std::uint64_t* hashes, std::size_t n,
+                            std::uint8_t* out) {
+  if constexpr (kLayout == BloomLayout::Cacheline512) {
+    const LiveProbes live(f.k);
+    return contains_each<kPrefetch, kStore, layout::kCachelineWords>(
+        f, hashes, n, out, [&](const std::uint32_t* block, const std::uint64_t* h) {
+          return cacheline_test(block, *h, f.k, live);
+        });
+  } else {
+    return contains_each<kPrefetch, kStore, layout::kSbbfWords>(
+        f, hashes, n, out,
+        [](const std::uint32_t* block, const std::uint64_t* h) { return sbbf_test(block, *h); });
+  }
+}
+
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+// AVX-512, cacheline512, k <= 8: two keys per 512-bit vector. Lanes 0-7 hold
+// key A's probes, lanes 8-15 key B's; one two-table permute reads both keys'
+// words from their two blocks (word indices 16..31 select block B), and one
+// masked test finds the missing probes of both. Block indices are computed in
+// scalar code: from a vector multiply, stored and reloaded, they were 1.1x
+// slower (the reloads wait on the store). Each probe's bit is bit 0 of its
+// word rotated right by its position, and the four 16-bit masks of missing
+// probes are joined in mask registers (kunpck) before one move to a general
+// register: with 1 << position shifted in and each mask moved out, the
+// kernel alone took 3.07 (16 KiB filter) and 3.10 (256 KiB) TSC cycles per
+// key, now 2.64 and 2.66 (pre-hashed keys, best of 14 alternated runs,
+// family 6 model 167 Xeon guest at 2.0 GHz; ports 0 and 5 bound it).
+// Highway 1.0.3 has no two-table lookup, hence intrinsics;
+// tests/simd_kernels_test.cc holds it to the reference.
+inline constexpr bool kCachelineK8Kernel = true;
+inline constexpr std::size_t kK8Group = 8;  // keys per loop step: one vector of hashes
+
+template <bool kPrefetch, bool kStore>
+std::uint64_t contains_cacheline_k8(const detail::BloomRef& f, const std::uint64_t* hashes,
+                                    std::size_t n, std::uint8_t* out) {
+  const __m512i salt = _mm512_broadcast_i32x8(
+      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(layout::kBloomSalt)));
+  // Key B's positions + 512: its word indices land in 16..31, the same bits.
+  const __m512i key_b_bias = _mm512_set_epi32(512, 512, 512, 512, 512, 512, 512, 512,  //
+                                              0, 0, 0, 0, 0, 0, 0, 0);
+  const __m512i one = _mm512_set1_epi32(1);
+  const auto live = static_cast<__mmask16>(((1u << f.k) - 1) * 0x0101u);
+  __m512i pick[kK8Group / 2];
+  for (int j = 0; j < 4; ++j) pick[j] = key_pair_pick(j);
+  if constexpr (kPrefetch) prefetch_first<false>(f, hashes, n);
+  std::uint64_t hits = 0;
+  std::size_t i = 0;
+  for (; i + kK8Group <= n; i += kK8Group) {
+    if constexpr (kPrefetch) {
+      for (std::size_t a = i + kPrefetchDistance; a < i + kPrefetchDistance + kK8Group && a < n;
+           ++a)
+        prefetch_block<false>(f, hashes[a]);
+    }
+    prefetch_stream(hashes + i);  // pre-hashed keys come straight from memory
+    const __m512i h = _mm512_loadu_si512(hashes + i);
+    std::uint64_t block[kK8Group];
+    for (std::size_t l = 0; l < kK8Group; ++l)
+      block[l] = layout::block_index(hashes[i + l], f.num_blocks);
+    __mmask16 miss[4];  // bits 8j..8j+7: key i + 2j's missing probes, then key i + 2j + 1's
+    for (int j = 0; j < 4; ++j) {
+      const __m512i x = _mm512_permutexvar_epi32(pick[j], h);
+      const __m512i pos =
+          _mm512_add_epi32(_mm512_srli_epi32(_mm512_mullo_epi32(x, salt), 23), key_b_bias);
+      const __m512i words = _mm512_permutex2var_epi32(
+          _mm512_loadu_si512(f.words + block[2 * j] * layout::kCachelineWords),
+          _mm512_srli_epi32(pos, 5),
+          _mm512_loadu_si512(f.words + block[2 * j + 1] * layout::kCachelineWords));
+      // Bit 0 of each word rotated right by its position (the count is taken
+      // mod 32) is the probe's bit.
+      const __m512i probe_bit = _mm512_rorv_epi32(words, pos);
+      miss[j] = _mm512_mask_testn_epi32_mask(live, probe_bit, one);
+    }
+    const std::uint64_t missing = _cvtmask64_u64(
+        _mm512_kunpackd(_mm512_kunpackw(miss[3], miss[2]), _mm512_kunpackw(miss[1], miss[0])));
+    // A key is present iff its byte of missing probes is zero.
+    const __mmask16 present = _mm_cmpeq_epi8_mask(
+        _mm_cvtsi64_si128(static_cast<long long>(missing)), _mm_setzero_si128());
+    hits += static_cast<std::uint64_t>(__builtin_popcount(present & 0xFFu));
+    if constexpr (kStore)
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(out + i), _mm_maskz_set1_epi8(present, 1));
+  }
+  // The last n % 8 keys, one at a time.
+  return hits + contains_loop<false, kStore, BloomLayout::Cacheline512>(f, hashes + i, n - i,
+                                                                        kStore ? out + i : nullptr);
+}
+#elif HWY_TARGET == HWY_AVX2
+// AVX2, cacheline512, k <= 8: one key per 256-bit vector, probe i in lane i.
+// Everything comes from the product p = x * salt (position = p >> 23): the
+// word's low three bits (p >> 28) index vpermd on both halves of the block,
+// the word's top bit (p's sign bit) blends them, and 1 << (position & 31) is
+// shifted out of a vector holding 1 only in the k live lanes. One vptest
+// answers the key. The hash's low word is broadcast straight from memory (a
+// load, where vmovd + vpbroadcastd from a register take two shuffle-port
+// uops): 1.12-1.16x faster in a microbenchmark whose loop is port-bound.
+inline constexpr bool kCachelineK8Kernel = true;
+
+template <bool kPrefetch, bool kStore>
+std::uint64_t contains_cacheline_k8(const detail::BloomRef& f, const std::uint64_t* hashes,
+                                    std::size_t n, std::uint8_t* out) {
+  const __m256i salt = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(layout::kBloomSalt));
+  const LiveProbes live_lanes(f.k);
+  const __m256i live_one = _mm256_and_si256(
+      _mm256_load_si256(reinterpret_cast<const __m256i*>(live_lanes.lane)), _mm256_set1_epi32(1));
+  const __m256i bit_of = _mm256_set1_epi32(31);
+  return contains_each<kPrefetch, kStore, layout::kCachelineWords>(
+      f, hashes, n, out, [&](const std::uint32_t* block, const std::uint64_t* h) {
+        const __m256i product =
+            _mm256_mullo_epi32(_mm256_broadcastd_epi32(_mm_loadu_si32(h)), salt);
+        const __m256i word = _mm256_srli_epi32(product, 28);  // vpermd reads its low 3 bits
+        const __m256 low = _mm256_castsi256_ps(_mm256_permutevar8x32_epi32(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block)), word));
+        const __m256 high = _mm256_castsi256_ps(_mm256_permutevar8x32_epi32(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 8)), word));
+        const __m256i words =
+            _mm256_castps_si256(_mm256_blendv_ps(low, high, _mm256_castsi256_ps(product)));
+        const __m256i bits =
+            _mm256_sllv_epi32(live_one, _mm256_and_si256(_mm256_srli_epi32(product, 23), bit_of));
+        return _mm256_testc_si256(words, bits) != 0;  // no bit of `bits` missing from `words`
+      });
+}
+#else
+inline constexpr bool kCachelineK8Kernel = false;
+template <bool kPrefetch, bool kStore>
+std::uint64_t contains_cacheline_k8(const detail::BloomRef&, const std::uint64_t*, std::size_t,
+                                    std::uint8_t*) {
+  return 0;  // never called: kCachelineK8Kernel is false
+}
+#endif
+
+template <bool kPrefetch, bool kStore>
+std::uint64_t contains_layout(const detail::BloomRef& f, const std::uint64_t* hashes, std::size_t n,
+                              std::uint8_t* out) {
+  if (kCachelineK8Kernel && f.layout == BloomLayout::Cacheline512 && f.k <= 8) {
+    return contains_cacheline_k8<kPrefetch, kStore>(f, hashes, n, out);
+  }
+  return f.layout == BloomLayout::Cacheline512
+             ? contains_loop<kPrefetch, kStore, BloomLayout::Cacheline512>(f, hashes, n, out)
+             : contains_loop<kPrefetch, kStore, BloomLayout::ParquetSbbf>(f, hashes, n, out);
+}
+
+inline std::uint64_t bloom_contains(const detail::BloomRef& f, const std::uint64_t* hashes,
+                                    std::size_t n, std::uint8_t* out) {
+  const bool prefetch = filter_bytes(f) >= kPrefetchMinBytes;
+  if (prefetch) {
+    return out != nullptr ? contains_layout<true, true>(f, hashes, n, out)
+                          : contains_layout<true, false>(f, hashes, n, out);
+  }
+  return out != nullptr ? contains_layout<false, true>(f, hashes, n, out)
+                        : contains_layout<false, false>(f, hashes, n, out);
+}
+
+#endif  // HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
+
+}  // namespace probkit::cpu::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#endif  // PROBKIT_CPU_BLOOM_CONTAINS_INL_H_
