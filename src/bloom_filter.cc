@@ -2,8 +2,12 @@
 
 #include <bit>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "bulk.hpp"
 #include "bytes.hpp"
@@ -52,6 +56,45 @@ constexpr std::uint16_t kFormatVersion = 1;
 // Multi-threaded add gives each extra worker a private copy of filters up to
 // this size (about a core's L2).
 constexpr std::size_t kPrivateCopyMaxBytes = std::size_t{2} << 20;
+
+// Multi-threaded queries of a filter of at most kPrivateCopyMaxBytes: each
+// extra worker copies the filter on its own thread and queries its copy. Two
+// vCPUs reading one 256 KiB filter ran 1.40-1.50x as fast as one; reading a
+// copy each, 1.82-1.91x (family 6 model 167 guest, u64 keys, two pinned
+// threads, medians of 40 interleaved batches of 2^20 keys). A copy is made
+// only for at least bytes / 8 keys per worker, so it costs at most a copy of
+// 8 bytes per key; if it cannot be allocated, the worker reads the filter.
+class QueryCopies {
+ public:
+  QueryCopies(detail::BloomRef filter, std::size_t bytes, unsigned workers, std::size_t keys)
+      : filter_(filter), bytes_(bytes) {
+    if (workers > 1 && bytes <= kPrivateCopyMaxBytes && keys / workers >= bytes / 8) copies_.resize(workers - 1);
+  }
+  // The filter worker w queries. Called on worker w's thread, so that its
+  // copy is written into its own cache; each worker touches only its slot.
+  detail::BloomRef ref_for(unsigned w) {
+    if (w == 0 || copies_.empty()) return filter_;
+    std::unique_ptr<std::uint8_t, Free>& copy = copies_[w - 1];
+    if (!copy) {
+      const std::size_t rounded = (bytes_ + kLine - 1) / kLine * kLine;
+      copy.reset(static_cast<std::uint8_t*>(std::aligned_alloc(kLine, rounded)));
+      if (!copy) return filter_;
+      std::memcpy(copy.get(), filter_.words, bytes_);
+    }
+    detail::BloomRef mine = filter_;
+    mine.words = reinterpret_cast<std::uint32_t*>(copy.get());
+    return mine;
+  }
+
+ private:
+  static constexpr std::size_t kLine = 64;
+  struct Free {
+    void operator()(std::uint8_t* p) const { std::free(p); }
+  };
+  detail::BloomRef filter_;
+  std::size_t bytes_;
+  std::vector<std::unique_ptr<std::uint8_t, Free>> copies_;
+};
 
 // dst |= src over `bytes` bytes (whole 8-byte words: blocks are 32 or 64 bytes).
 void or_words(std::uint8_t* dst, const std::uint8_t* src, std::size_t bytes) {
@@ -126,10 +169,12 @@ void BloomFilter::contains(const Keys& keys, std::span<std::uint8_t> out, Backen
   detail::cuda::require_host_keys(keys.batch(), "contains");
   const detail::CpuChoice c = detail::resolve_cpu(backend);
   const detail::KeyBatch& kb = keys.batch();
-  const detail::BloomRef f = ref_of(const_cast<std::uint8_t*>(storage_.data()), num_blocks_, k_, layout_);
-  detail::for_each_hash_chunk(*c.kernels, kb, hash_, detail::workers_for(kb.n),
-                              [&](unsigned, std::size_t first, const std::uint64_t* h, std::size_t n) {
-                                c.kernels->bloom_contains(f, h, n, out.data() + first);
+  const unsigned workers = detail::workers_for(kb.n);
+  QueryCopies copies(ref_of(const_cast<std::uint8_t*>(storage_.data()), num_blocks_, k_, layout_), storage_.size(),
+                     workers, kb.n);
+  detail::for_each_hash_chunk(*c.kernels, kb, hash_, workers,
+                              [&](unsigned w, std::size_t first, const std::uint64_t* h, std::size_t n) {
+                                c.kernels->bloom_contains(copies.ref_for(w), h, n, out.data() + first);
                               });
   detail::note_served(c.backend, c.target);
 }
@@ -141,10 +186,11 @@ std::uint64_t BloomFilter::count(const Keys& keys, Backend backend) const {
   const detail::KeyBatch& kb = keys.batch();
   const unsigned workers = detail::workers_for(kb.n);
   std::vector<std::uint64_t> hits(workers, 0);
-  const detail::BloomRef f = ref_of(const_cast<std::uint8_t*>(storage_.data()), num_blocks_, k_, layout_);
+  QueryCopies copies(ref_of(const_cast<std::uint8_t*>(storage_.data()), num_blocks_, k_, layout_), storage_.size(),
+                     workers, kb.n);
   detail::for_each_hash_chunk(*c.kernels, kb, hash_, workers,
                               [&](unsigned w, std::size_t, const std::uint64_t* h, std::size_t n) {
-                                hits[w] += c.kernels->bloom_contains(f, h, n, nullptr);
+                                hits[w] += c.kernels->bloom_contains(copies.ref_for(w), h, n, nullptr);
                               });
   detail::note_served(c.backend, c.target);
   std::uint64_t total = 0;
