@@ -53,37 +53,61 @@ detail::cuda::Launch launch_on(int device, Stream stream, bool wait) { return {d
 constexpr std::size_t kHeaderBytes = 32;
 constexpr std::uint16_t kFormatVersion = 1;
 
-// Multi-threaded add gives each extra worker a private copy of filters up to
-// this size (about a core's L2).
+// Multi-threaded calls give each extra worker a private copy (WorkerCopies)
+// of filters up to this size (about a core's L2).
 constexpr std::size_t kPrivateCopyMaxBytes = std::size_t{2} << 20;
 
-// Multi-threaded queries of a filter of at most kPrivateCopyMaxBytes: each
-// extra worker copies the filter on its own thread and queries its copy. Two
-// vCPUs reading one 256 KiB filter ran 1.40-1.50x as fast as one; reading a
-// copy each, 1.82-1.91x (family 6 model 167 guest, u64 keys, two pinned
-// threads, medians of 40 interleaved batches of 2^20 keys). A copy is made
-// only for at least bytes / 8 keys per worker, so it costs at most a copy of
-// 8 bytes per key; if it cannot be allocated, the worker reads the filter.
-class QueryCopies {
+// dst |= src over `bytes` bytes (whole 8-byte words: blocks are 32 or 64 bytes).
+void or_words(std::uint8_t* dst, const std::uint8_t* src, std::size_t bytes) {
+  auto* a = reinterpret_cast<std::uint64_t*>(dst);
+  const auto* b = reinterpret_cast<const std::uint64_t*>(src);
+  for (std::size_t i = 0; i < bytes / 8; ++i) a[i] |= b[i];
+}
+
+// Private copies of a filter of at most kPrivateCopyMaxBytes for the workers
+// after the first of a multi-threaded call, so that no two workers share the
+// filter's lines: an add writes its copy, ORed into the filter at the end (no
+// atomics), a query reads its own. Allocated on the calling thread (an Error,
+// if memory is short, comes before anything changed); each worker fills its
+// copy on its own thread at its first chunk (zeros for an add, the filter's
+// bytes for a query), so that the copy's lines start in that worker's cache.
+// Queries: two vCPUs reading one shared 256 KiB filter scaled 1.40-1.50x over
+// one thread, reading a copy each 1.82-1.91x (family 6 model 167 guest, u64
+// keys, two pinned threads, medians of 40 interleaved batches of 2^20 keys).
+class WorkerCopies {
  public:
-  QueryCopies(detail::BloomRef filter, std::size_t bytes, unsigned workers, std::size_t keys)
-      : filter_(filter), bytes_(bytes) {
-    if (workers > 1 && bytes <= kPrivateCopyMaxBytes && keys / workers >= bytes / 8) copies_.resize(workers - 1);
+  enum class Start { kZeros, kFilter };
+  WorkerCopies(detail::BloomRef filter, std::size_t bytes, unsigned copies, Start start)
+      : filter_(filter), bytes_(bytes), start_(start), filled_(copies, 0) {
+    const std::size_t rounded = (bytes + kLine - 1) / kLine * kLine;
+    for (unsigned i = 0; i < copies; ++i) {
+      copies_.emplace_back(static_cast<std::uint8_t*>(std::aligned_alloc(kLine, rounded)));
+      if (!copies_.back()) throw Error("cannot allocate a " + std::to_string(bytes) + "-byte copy of the filter");
+    }
   }
-  // The filter worker w queries. Called on worker w's thread, so that its
-  // copy is written into its own cache; each worker touches only its slot.
+  // The filter worker w uses: its copy (filled at its first call), or the
+  // filter itself for worker 0 and workers without one. Each worker touches
+  // only its own slot.
   detail::BloomRef ref_for(unsigned w) {
-    if (w == 0 || copies_.empty()) return filter_;
-    std::unique_ptr<std::uint8_t, Free>& copy = copies_[w - 1];
-    if (!copy) {
-      const std::size_t rounded = (bytes_ + kLine - 1) / kLine * kLine;
-      copy.reset(static_cast<std::uint8_t*>(std::aligned_alloc(kLine, rounded)));
-      if (!copy) return filter_;
-      std::memcpy(copy.get(), filter_.words, bytes_);
+    if (w == 0 || w > copies_.size()) return filter_;
+    std::uint8_t* copy = copies_[w - 1].get();
+    if (!filled_[w - 1]) {
+      if (start_ == Start::kZeros) {
+        std::memset(copy, 0, bytes_);
+      } else {
+        std::memcpy(copy, filter_.words, bytes_);
+      }
+      filled_[w - 1] = 1;
     }
     detail::BloomRef mine = filter_;
-    mine.words = reinterpret_cast<std::uint32_t*>(copy.get());
+    mine.words = reinterpret_cast<std::uint32_t*>(copy);
     return mine;
+  }
+  // filter |= each filled copy.
+  void or_into_filter() const {
+    for (std::size_t c = 0; c < copies_.size(); ++c) {
+      if (filled_[c]) or_words(reinterpret_cast<std::uint8_t*>(filter_.words), copies_[c].get(), bytes_);
+    }  // an unfilled copy's worker had no keys
   }
 
  private:
@@ -93,14 +117,15 @@ class QueryCopies {
   };
   detail::BloomRef filter_;
   std::size_t bytes_;
+  Start start_;
   std::vector<std::unique_ptr<std::uint8_t, Free>> copies_;
+  std::vector<std::uint8_t> filled_;  // one byte per copy, written by its worker only
 };
 
-// dst |= src over `bytes` bytes (whole 8-byte words: blocks are 32 or 64 bytes).
-void or_words(std::uint8_t* dst, const std::uint8_t* src, std::size_t bytes) {
-  auto* a = reinterpret_cast<std::uint64_t*>(dst);
-  const auto* b = reinterpret_cast<const std::uint64_t*>(src);
-  for (std::size_t i = 0; i < bytes / 8; ++i) a[i] |= b[i];
+// Extra workers of a query that get a private copy: only for at least
+// bytes / 8 keys per worker, so that a copy costs at most 8 bytes per key.
+unsigned query_copies(std::size_t bytes, unsigned workers, std::size_t keys) {
+  return workers > 1 && bytes <= kPrivateCopyMaxBytes && keys / workers >= bytes / 8 ? workers - 1 : 0;
 }
 
 }  // namespace
@@ -147,14 +172,12 @@ void BloomFilter::add(const Keys& keys, Backend backend) {
     // Worker 0 fills the filter; each extra worker (cache-sized filters only)
     // a private copy, ORed in at the end: cheaper than sorting hashes by owner
     // when the copy is small.
-    std::vector<detail::Storage> copies;
-    for (unsigned w = 1; w < workers; ++w) copies.emplace_back(storage_.size());
+    WorkerCopies copies(f, storage_.size(), workers - 1, WorkerCopies::Start::kZeros);
     detail::for_each_hash_chunk(*c.kernels, kb, hash_, workers,
                                 [&](unsigned w, std::size_t, const std::uint64_t* h, std::size_t n) {
-                                  c.kernels->bloom_add(w == 0 ? f : ref_of(copies[w - 1].data(), num_blocks_, k_, layout_),
-                                                       h, n);
+                                  c.kernels->bloom_add(copies.ref_for(w), h, n);
                                 });
-    for (const detail::Storage& copy : copies) or_words(storage_.data(), copy.data(), storage_.size());
+    copies.or_into_filter();
   }
   detail::note_served(c.backend, c.target);
 }
@@ -170,8 +193,8 @@ void BloomFilter::contains(const Keys& keys, std::span<std::uint8_t> out, Backen
   const detail::CpuChoice c = detail::resolve_cpu(backend);
   const detail::KeyBatch& kb = keys.batch();
   const unsigned workers = detail::workers_for(kb.n);
-  QueryCopies copies(ref_of(const_cast<std::uint8_t*>(storage_.data()), num_blocks_, k_, layout_), storage_.size(),
-                     workers, kb.n);
+  WorkerCopies copies(ref_of(const_cast<std::uint8_t*>(storage_.data()), num_blocks_, k_, layout_), storage_.size(),
+                      query_copies(storage_.size(), workers, kb.n), WorkerCopies::Start::kFilter);
   detail::for_each_hash_chunk(*c.kernels, kb, hash_, workers,
                               [&](unsigned w, std::size_t first, const std::uint64_t* h, std::size_t n) {
                                 c.kernels->bloom_contains(copies.ref_for(w), h, n, out.data() + first);
@@ -186,8 +209,8 @@ std::uint64_t BloomFilter::count(const Keys& keys, Backend backend) const {
   const detail::KeyBatch& kb = keys.batch();
   const unsigned workers = detail::workers_for(kb.n);
   std::vector<std::uint64_t> hits(workers, 0);
-  QueryCopies copies(ref_of(const_cast<std::uint8_t*>(storage_.data()), num_blocks_, k_, layout_), storage_.size(),
-                     workers, kb.n);
+  WorkerCopies copies(ref_of(const_cast<std::uint8_t*>(storage_.data()), num_blocks_, k_, layout_), storage_.size(),
+                      query_copies(storage_.size(), workers, kb.n), WorkerCopies::Start::kFilter);
   detail::for_each_hash_chunk(*c.kernels, kb, hash_, workers,
                               [&](unsigned w, std::size_t, const std::uint64_t* h, std::size_t n) {
                                 hits[w] += c.kernels->bloom_contains(copies.ref_for(w), h, n, nullptr);
