@@ -122,10 +122,11 @@ class WorkerCopies {
   std::vector<std::uint8_t> filled_;  // one byte per copy, written by its worker only
 };
 
-// Extra workers of a query that get a private copy: only for at least
-// bytes / 8 keys per worker, so that a copy costs at most 8 bytes per key.
-unsigned query_copies(std::size_t bytes, unsigned workers, std::size_t keys) {
-  return workers > 1 && bytes <= kPrivateCopyMaxBytes && keys / workers >= bytes / 8 ? workers - 1 : 0;
+// A query's copies: one per extra worker, only for at least bytes / 8 keys
+// per worker, so that a copy costs at most 8 bytes per key.
+WorkerCopies query_copies(detail::BloomRef filter, std::size_t bytes, unsigned workers, std::size_t keys) {
+  const bool copy = workers > 1 && bytes <= kPrivateCopyMaxBytes && keys / workers >= bytes / 8;
+  return WorkerCopies(filter, bytes, copy ? workers - 1 : 0, WorkerCopies::Start::kFilter);
 }
 
 }  // namespace
@@ -193,8 +194,8 @@ void BloomFilter::contains(const Keys& keys, std::span<std::uint8_t> out, Backen
   const detail::CpuChoice c = detail::resolve_cpu(backend);
   const detail::KeyBatch& kb = keys.batch();
   const unsigned workers = detail::workers_for(kb.n);
-  WorkerCopies copies(ref_of(const_cast<std::uint8_t*>(storage_.data()), num_blocks_, k_, layout_), storage_.size(),
-                      query_copies(storage_.size(), workers, kb.n), WorkerCopies::Start::kFilter);
+  WorkerCopies copies = query_copies(ref_of(const_cast<std::uint8_t*>(storage_.data()), num_blocks_, k_, layout_),
+                                     storage_.size(), workers, kb.n);
   detail::for_each_hash_chunk(*c.kernels, kb, hash_, workers,
                               [&](unsigned w, std::size_t first, const std::uint64_t* h, std::size_t n) {
                                 c.kernels->bloom_contains(copies.ref_for(w), h, n, out.data() + first);
@@ -209,8 +210,8 @@ std::uint64_t BloomFilter::count(const Keys& keys, Backend backend) const {
   const detail::KeyBatch& kb = keys.batch();
   const unsigned workers = detail::workers_for(kb.n);
   std::vector<std::uint64_t> hits(workers, 0);
-  WorkerCopies copies(ref_of(const_cast<std::uint8_t*>(storage_.data()), num_blocks_, k_, layout_), storage_.size(),
-                      query_copies(storage_.size(), workers, kb.n), WorkerCopies::Start::kFilter);
+  WorkerCopies copies = query_copies(ref_of(const_cast<std::uint8_t*>(storage_.data()), num_blocks_, k_, layout_),
+                                     storage_.size(), workers, kb.n);
   detail::for_each_hash_chunk(*c.kernels, kb, hash_, workers,
                               [&](unsigned w, std::size_t, const std::uint64_t* h, std::size_t n) {
                                 hits[w] += c.kernels->bloom_contains(copies.ref_for(w), h, n, nullptr);
