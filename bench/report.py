@@ -335,14 +335,20 @@ def floors_section(b):
 def split_section(b):
     """The in-cache u64 rates split into hashing alone and the filter kernel alone (pre-hashed keys), per
     engine, and which of the two already falls short of a target on its own."""
+    def hashing(keys, e):
+        return b.get("hash", keys=keys, hash="xxh64", engine=e, threads=1)
+
+    def in_cache(op, keys, e):  # one thread, 256 KiB cacheline512 filter
+        return b.get(f"bloom_{op}", layout="cacheline512", keys=keys, size="256KiB", engine=e, threads=1)
+
     rows, short = [], {"contains": [], "add": []}
     targets = {"contains": TARGET_CONTAINS_256K, "add": TARGET_ADD_256K}
     for e in b.engines:
-        h = b.get("hash", keys="u64", hash="xxh64", engine=e, threads=1)
+        h = hashing("u64", e)
         cells = [e, mps(h and h["keys_per_s"])]
         for op in ("contains", "add"):
-            k = b.get(f"bloom_{op}", layout="cacheline512", keys="prehashed", size="256KiB", engine=e, threads=1)
-            u = b.get(f"bloom_{op}", layout="cacheline512", keys="u64", size="256KiB", engine=e, threads=1)
+            k = in_cache(op, "prehashed", e)
+            u = in_cache(op, "u64", e)
             serial = (1 / (1 / h["keys_per_s"] + 1 / k["keys_per_s"])) if h and k else None
             cells += [mps(k and k["keys_per_s"]), mps(serial), mps(u and u["keys_per_s"])]
             if h and k:
@@ -366,22 +372,22 @@ def split_section(b):
             lines.append(f"- {op} (target {targets[op] / 1e6:.0f} M/s): neither half alone is below the target "
                          f"on any engine.")
     e = b.best
-    ks = b.get("bloom_add", layout="cacheline512", keys="prehashed", size="256KiB", engine=e, threads=1)
+    ks = in_cache("add", "prehashed", e)
     if ks and "reference" in ks:
         lines.append(f"- add, {e}: one 64-byte read-modify-write per random line of a 256 KiB buffer, with nothing "
                      f"else to do (the update probe, same run), ran at {mps(ks['reference'])} M/s; the add kernel "
                      f"alone reached {ratio(ks.get('vs_reference'))}× of it.")
-    hs = b.get("hash", keys="str16", hash="xxh64", engine=e, threads=1)
-    us = b.get("bloom_add", layout="cacheline512", keys="str16", size="256KiB", engine=e, threads=1)
+    hs = hashing("str16", e)
+    us = in_cache("add", "str16", e)
     if hs and ks and us:
         serial = 1 / (1 / hs["keys_per_s"] + 1 / ks["keys_per_s"])
         lines.append(f"- add of 16-byte strings (target {TARGET_STR16 / 1e6:.0f} M/s), {e}: hashing the strings alone "
                      f"{mps(hs['keys_per_s'])} M/s and the add kernel alone {mps(ks['keys_per_s'])} M/s make "
                      f"{mps(serial)} M/s with no overlap; measured {mps(us['keys_per_s'])} M/s.")
-    clock, h = b.core_clock_hz(), b.get("hash", keys="u64", hash="xxh64", engine=e, threads=1)
-    kc = b.get("bloom_contains", layout="cacheline512", keys="prehashed", size="256KiB", engine=e, threads=1)
-    uc = b.get("bloom_contains", layout="cacheline512", keys="u64", size="256KiB", engine=e, threads=1)
-    ua = b.get("bloom_add", layout="cacheline512", keys="u64", size="256KiB", engine=e, threads=1)
+    clock, h = b.core_clock_hz(), hashing("u64", e)
+    kc = in_cache("contains", "prehashed", e)
+    uc = in_cache("contains", "u64", e)
+    ua = in_cache("add", "u64", e)
     if clock and h and kc and ks and uc and ua:
         def cycles(rate):
             return f"{clock / rate:.1f}"
