@@ -550,7 +550,7 @@ class GuardedBytes {
     base_ = static_cast<std::uint8_t*>(p);
     if (mprotect(base_ + span_, page, PROT_NONE) != 0) throw std::runtime_error("mprotect failed");
     data_ = base_ + span_ - bytes.size();
-    std::memcpy(data_, bytes.data(), bytes.size());
+    if (!bytes.empty()) std::memcpy(data_, bytes.data(), bytes.size());  // data() may be null
     page_ = page;
   }
   ~GuardedBytes() { munmap(base_, span_ + page_); }

@@ -110,8 +110,9 @@ TEST(ParallelCopy, CopiesEveryByteAndNothingElse) {
     b = static_cast<std::uint8_t>(x);
   }
   constexpr std::size_t kGuard = 64;
+  // Copies start at src[5]: src.size() - 5 bytes is all there is to copy.
   for (std::size_t bytes : {std::size_t{0}, std::size_t{1}, std::size_t{63}, std::size_t{4096}, std::size_t{65537},
-                            src.size() - 5, src.size()}) {
+                            src.size() - 6, src.size() - 5}) {
     for (unsigned workers : {1u, 2u, 3u, 8u, 64u}) {
       for (std::size_t min_piece : {std::size_t{1}, std::size_t{1000}, std::size_t{1} << 20}) {
         std::vector<std::uint8_t> dst(bytes + 2 * kGuard, 0xEE);
