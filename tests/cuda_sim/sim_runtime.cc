@@ -9,8 +9,10 @@
 #include <cstring>
 #include <deque>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
+#include <vector>
 
 #include "cuda_runtime_api.h"
 
@@ -25,6 +27,7 @@ struct CUstream_st {
     std::function<void()> work;
     CUevent_st* wait = nullptr;
     unsigned long long wait_for = 0;
+    CUevent_st* records = nullptr;  // the event `work` records, if it is a cudaEventRecord
   };
   std::deque<Op> ops;
   bool blocking = true;
@@ -37,6 +40,9 @@ CUstream_st g_legacy;                            // the null stream
 std::set<CUstream_st*> g_streams{&g_legacy};     // every live stream
 std::map<std::uintptr_t, std::size_t> g_device;  // simulated device allocations
 std::map<std::uintptr_t, std::size_t> g_pinned;  // cudaMallocHost allocations
+// Events destroyed while queued work still named them (as the real runtime
+// allows): kept until the process ends, so that the work finds them.
+std::vector<std::unique_ptr<CUevent_st>> g_retired_events;
 cudaError_t g_last = cudaSuccess;
 constexpr unsigned char kGarbage = 0xA5;
 
@@ -293,16 +299,25 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned) {
   *e = new CUevent_st;
   return cudaSuccess;
 }
-cudaError_t cudaEventDestroy(cudaEvent_t) {
-  // Queued work may still refer to the event (as the real runtime allows):
-  // the simulator keeps it alive; tests are short.
+cudaError_t cudaEventDestroy(cudaEvent_t e) {
+  if (e == nullptr) return cudaErrorInvalidValue;
+  std::lock_guard lock(g_mutex);
+  for (CUstream_st* s : g_streams) {
+    for (const CUstream_st::Op& op : s->ops) {
+      if (op.wait == e || op.records == e) {
+        g_retired_events.emplace_back(e);
+        return cudaSuccess;
+      }
+    }
+  }
+  delete e;
   return cudaSuccess;
 }
 cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
   std::lock_guard lock(g_mutex);
   const unsigned long long gen = ++e->recorded;
   e->stream = stream_of(s);
-  e->stream->ops.push_back({[e, gen] { e->completed = gen > e->completed ? gen : e->completed; }, nullptr, 0});
+  e->stream->ops.push_back({[e, gen] { e->completed = gen > e->completed ? gen : e->completed; }, nullptr, 0, e});
   return cudaSuccess;
 }
 cudaError_t cudaEventSynchronize(cudaEvent_t e) {
