@@ -18,6 +18,7 @@ endfunction()
 step("install" ${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${prefix}")
 step("configure consumer" ${CMAKE_COMMAND} -S "${CONSUMER_DIR}" -B "${WORK_DIR}/build" -G "${GENERATOR}"
      "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}" "-DCMAKE_BUILD_TYPE=${BUILD_TYPE}" "-DCMAKE_PREFIX_PATH=${prefix_path}"
+     "-DCMAKE_CXX_FLAGS=${CXX_FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${LINKER_FLAGS}"
      -DCMAKE_FIND_PACKAGE_PREFER_CONFIG=ON)
 step("build consumer" ${CMAKE_COMMAND} --build "${WORK_DIR}/build")
 step("run consumer" "${WORK_DIR}/build/app")
