@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "block_owners.hpp"
 #include "bulk.hpp"
 #include "bytes.hpp"
 #include "cuda_backend.hpp"
@@ -161,12 +162,13 @@ void BloomFilter::add(const Keys& keys, Backend backend) {
   const unsigned workers = detail::workers_for(kb.n);
   const detail::BloomRef f = ref_of(storage_.data(), num_blocks_, k_, layout_);
   // Several workers write one filter (too large to copy, or a batch too small
-  // to repay the copies) by dividing its blocks: two workers each hash the
-  // whole batch and keep their own; more sort the hashes by owner instead.
+  // to repay the copies) by dividing its blocks (block_owners.hpp): two hand
+  // each other the hashes of the other's blocks; more sort them by owner in
+  // rounds.
   const bool shared = workers > 1 && (storage_.size() > kPrivateCopyMaxBytes || kb.n < storage_.size() / 8);
   const auto insert = [&](const std::uint64_t* h, std::size_t n) { c.kernels->bloom_add(f, h, n); };
   if (shared && workers == 2) {
-    detail::for_each_own_hash_chunk(*c.kernels, kb, hash_, workers, num_blocks_, insert);
+    detail::for_each_exchanged_hash_chunk(*c.kernels, kb, hash_, num_blocks_, insert);
   } else if (shared) {
     detail::for_each_owned_hash_chunk(*c.kernels, kb, hash_, workers, num_blocks_, insert);
   } else {

@@ -129,6 +129,18 @@ unsigned hardware_threads() {
   return n;
 }
 
+SpinWait::SpinWait(unsigned workers)
+    : spin_end_(std::chrono::steady_clock::now() + kSpin), yielding_(oversubscribed(workers)) {}
+
+void SpinWait::pause() {
+  if (yielding_) {
+    std::this_thread::yield();
+    return;
+  }
+  cpu_relax();
+  if (++polls_ % 256 == 0 && std::chrono::steady_clock::now() > spin_end_) yielding_ = true;
+}
+
 void SpinBarrier::arrive_and_wait() {
   const std::uint32_t phase = phase_.load(std::memory_order_acquire);
   if (waiting_.fetch_sub(1, std::memory_order_acq_rel) == 1) {

@@ -2,6 +2,7 @@
 // backend's staging copies).
 #pragma once
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -28,6 +29,21 @@ void run_workers(unsigned workers, const std::function<void(unsigned)>& fn);
 // each piece at least min_piece bytes (and a whole number of cache lines but
 // the last): below 2 * min_piece it is one memcpy on the calling thread.
 void parallel_copy(void* dst, const void* src, std::size_t bytes, unsigned workers, std::size_t min_piece);
+
+// A wait in a loop that polls for something another worker does: pause()
+// spins (cpu_relax) for up to the pool's spin time, then yields the core at
+// every poll; at once when there are more workers than cores, where spinning
+// would keep the core from the worker being waited for.
+class SpinWait {
+ public:
+  explicit SpinWait(unsigned workers);
+  void pause();
+
+ private:
+  std::chrono::steady_clock::time_point spin_end_;
+  bool yielding_;
+  unsigned polls_ = 0;
+};
 
 // A barrier for the workers of one run_workers call. It spins (for up to the
 // pool's spin time, then sleeps) where std::barrier sleeps after a few

@@ -1,12 +1,15 @@
 // The bulk driver's pieces that are not covered through the public API.
-#include "bulk.hpp"
-
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <random>
+#include <thread>
 #include <vector>
 
+#include "block_owners.hpp"
 #include "probkit/probkit.hpp"
 
 namespace probkit::detail {
@@ -70,8 +73,97 @@ TEST(OwnedHashes, EachHashBelongsToItsBlocksOwner) {
   }
 }
 
-// The three multi-threaded add paths (private copies; two workers hashing
-// all keys; more sorting by owner) build the 1-thread filter, for every key
+// One thread: a push takes only what fits, hashes come out in order across
+// the wrap of the buffer, and a drain of an empty ring calls nothing.
+TEST(HashRing, PushesWhatFitsAndDrainsInOrderAcrossTheWrap) {
+  HashRing ring(8);
+  std::vector<std::uint64_t> got;
+  const auto take = [&](const std::uint64_t* h, std::size_t n) { got.insert(got.end(), h, h + n); };
+  const std::vector<std::uint64_t> a{1, 2, 3, 4, 5, 6};
+  EXPECT_EQ(ring.push(a.data(), a.size()), 6u);
+  EXPECT_EQ(ring.drain(take), 6u);
+  const std::vector<std::uint64_t> b{7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+  EXPECT_EQ(ring.push(b.data(), b.size()), 8u);  // full: 7..14, from slot 6 round to slot 5
+  EXPECT_EQ(ring.push(b.data() + 8, 2), 0u);
+  EXPECT_EQ(ring.drain(take), 8u);
+  EXPECT_EQ(ring.drain(take), 0u);
+  EXPECT_EQ(ring.push(b.data() + 8, 2), 2u);
+  EXPECT_FALSE(ring.closed());
+  ring.close();
+  EXPECT_TRUE(ring.closed());
+  EXPECT_EQ(ring.drain(take), 2u);
+  std::vector<std::uint64_t> want(16);
+  for (std::size_t i = 0; i < want.size(); ++i) want[i] = i + 1;
+  EXPECT_EQ(got, want);
+}
+
+// Two threads through a ring of 16: every hash arrives once, in order, and
+// the consumer's last drain after it sees the ring closed gets the rest.
+TEST(HashRing, CarriesEveryHashBetweenTwoThreads) {
+  constexpr std::uint64_t kCount = 200000;
+  HashRing ring(16);
+  std::vector<std::uint64_t> got;
+  std::thread producer([&] {
+    std::vector<std::uint64_t> piece;
+    for (std::uint64_t next = 0; next < kCount;) {
+      piece.clear();
+      for (std::uint64_t i = 0; i < 1 + next % 23 && next + i < kCount; ++i) piece.push_back(next + i);
+      for (std::size_t sent = 0; sent < piece.size();) sent += ring.push(piece.data() + sent, piece.size() - sent);
+      next += piece.size();
+    }
+    ring.close();
+  });
+  const auto take = [&](const std::uint64_t* h, std::size_t n) { got.insert(got.end(), h, h + n); };
+  for (;;) {
+    const bool last = ring.closed();
+    if (ring.drain(take) == 0 && last) break;
+  }
+  producer.join();
+  ASSERT_EQ(got.size(), kCount);
+  for (std::uint64_t i = 0; i < kCount; ++i) ASSERT_EQ(got[i], i);
+}
+
+// The two-worker exchange, with rings so small that producers fill them and
+// wait: every hash is inserted exactly once, by a thread that inserts only
+// the hashes of one worker's blocks, and the threads that insert are two.
+TEST(ExchangedHashChunks, EachHashIsInsertedOnceByItsBlocksOwner) {
+  std::vector<std::uint64_t> hashes(100003);
+  std::mt19937_64 rng(20261201);
+  for (auto& h : hashes) h = rng();
+  const std::uint64_t nb = 40001;
+  const Keys keys{Prehashed{hashes}};
+  for (std::size_t capacity : {std::size_t{1}, std::size_t{64}, kExchangeRing}) {
+    std::mutex mutex;
+    std::map<std::thread::id, std::vector<std::uint64_t>> inserted;
+    for_each_exchanged_hash_chunk(
+        scalar_kernels(), keys.batch(), HashSpec{}, nb,
+        [&](const std::uint64_t* h, std::size_t n) {
+          std::lock_guard lock(mutex);
+          auto& mine = inserted[std::this_thread::get_id()];
+          mine.insert(mine.end(), h, h + n);
+        },
+        capacity);
+    ASSERT_EQ(inserted.size(), 2u) << "capacity " << capacity;
+    std::vector<std::uint64_t> all;
+    std::vector<bool> owner_seen(2, false);
+    for (const auto& [thread, mine] : inserted) {
+      const std::uint64_t owner = layout::block_index(mine.front(), nb) * 2 / nb;
+      EXPECT_FALSE(owner_seen[owner]) << "two threads inserted worker " << owner << "'s hashes";
+      owner_seen[owner] = true;
+      for (std::uint64_t h : mine) {
+        ASSERT_EQ(layout::block_index(h, nb) * 2 / nb, owner) << "capacity " << capacity;
+      }
+      all.insert(all.end(), mine.begin(), mine.end());
+    }
+    std::sort(all.begin(), all.end());
+    std::vector<std::uint64_t> want = hashes;
+    std::sort(want.begin(), want.end());
+    EXPECT_EQ(all, want) << "capacity " << capacity;
+  }
+}
+
+// The three multi-threaded add paths (private copies; two workers handing
+// each other hashes; more sorting by owner in rounds) build the 1-thread filter, for every key
 // kind that hashes differently.
 TEST(MultiThreadedAdd, EveryPathBuildsTheOneThreadFilter) {
   std::vector<std::uint64_t> keys(300000);
