@@ -179,11 +179,10 @@ void for_each_exchanged_hash_chunk(const CpuKernels& kernels, const KeyBatch& ke
   });
 }
 
-// Multi-threaded Bloom insertion without atomic word updates. Work proceeds in
-// rounds: each worker hashes its next slice of keys and sorts the hashes by
-// owner (worker w owns blocks [w nb / W, (w+1) nb / W)); after a barrier each
-// worker inserts the hashes addressed to it, so no two workers ever write the
-// same block. OR is order-independent: the filter equals the 1-thread one.
+// Multi-threaded Bloom insertion for more than two workers, in rounds: each
+// worker hashes its next slice of keys and sorts the hashes by owner (worker
+// w owns blocks [w nb / W, (w+1) nb / W)); after a barrier each worker
+// inserts the hashes addressed to it.
 // apply(const std::uint64_t* hashes, std::size_t count) inserts without atomics.
 template <class Apply>
 void for_each_owned_hash_chunk(const CpuKernels& kernels, const KeyBatch& keys, HashSpec spec, unsigned workers,
