@@ -8,7 +8,20 @@
 #include "bench_common.hpp"
 #include "probes.hpp"
 
+// Whether the command line asks for random interleaving of repetitions: the
+// report says how each figure was measured.
+bool random_interleaving(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--benchmark_enable_random_interleaving=true" || arg == "--benchmark_enable_random_interleaving=1") {
+      return true;
+    }
+  }
+  return false;
+}
+
 int main(int argc, char** argv) {
+  const bool interleaved = random_interleaving(argc, argv);
   std::vector<char*> args(argv, argv + argc);
   static std::string defaults[] = {"--benchmark_min_time=0.1", "--benchmark_repetitions=3",
                                    "--benchmark_report_aggregates_only=true"};
@@ -27,6 +40,7 @@ int main(int argc, char** argv) {
     return s;
   }());
   benchmark::AddCustomContext("probkit_threads_all", std::to_string(probkit::bench::all_threads()));
+  benchmark::AddCustomContext("probkit_random_interleaving", interleaved ? "true" : "false");
   if (const double hz = probkit::bench::core_clock_hz(); hz > 0) {
     benchmark::AddCustomContext("probkit_core_clock_ghz", std::to_string(hz / 1e9));
   }

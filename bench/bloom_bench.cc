@@ -54,21 +54,18 @@ BloomFilter loaded_filter(BloomLayout layout, std::size_t bytes) {
   return f;
 }
 
-// Everything a benchmark of one filter size needs, built on first use; a new
-// size drops the previous one's (1 GiB filters are large).
+// Everything a benchmark of one filter size needs, built on first use and
+// kept, so that repetitions of every size can be shuffled together (random
+// interleaving) without building a filter twice: 32 MiB and 1 GiB together
+// hold about 5 GiB (both layouts, loaded and empty, and their query pools).
 struct SizeState {
-  std::size_t bytes = 0;
   std::map<BloomLayout, std::unique_ptr<BloomFilter>> loaded, empty;
   std::map<KeyType, std::unique_ptr<KeyPool>> queries;
 };
 
 SizeState& state_for(std::size_t bytes) {
-  static SizeState s;
-  if (s.bytes != bytes) {
-    s = SizeState{};
-    s.bytes = bytes;
-  }
-  return s;
+  static std::map<std::size_t, SizeState> states;
+  return states[bytes];
 }
 
 const BloomFilter& loaded(BloomLayout layout, std::size_t bytes) {

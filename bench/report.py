@@ -3,7 +3,7 @@
 from the raw results that scripts/bench-report.sh leaves in docs/data/:
 
     bench.json          Google Benchmark JSON of build/bench/probkit_bench (32 MiB and 1 GiB filters, or a
-                        BENCH_FILTER run)
+                        BENCH_FILTER run); its context says whether repetitions were interleaved
     bench_interleaved.json  the rest (256 KiB filters, HLL, hashing), repetitions interleaved
     peers.json          bench/peers/run.py
     hll_accuracy.csv    build/bench/probkit_accuracy hll
@@ -33,6 +33,8 @@ def main():
     bench_path = os.path.join(a.data, "bench.json")
     if os.path.exists(bench_path):
         ctx, rows = load_bench(bench_path)
+        # Whether its repetitions were shuffled together (probkit_bench records it; earlier runs were not).
+        rows = [dict(r, interleaved=ctx.get("probkit_random_interleaving") == "true") for r in rows]
         # The in-cache benchmarks' run, with repetitions interleaved (bench-report.sh), when it was made.
         interleaved_path = os.path.join(a.data, "bench_interleaved.json")
         if os.path.exists(interleaved_path):

@@ -111,11 +111,17 @@ def floors_section(b):
                      + f". Work that divides perfectly over these {len(rates)} vCPUs gains at most "
                      f"{sum(rates) / max(rates):.2f}x over one thread on the fastest of them (the 1-thread runs are "
                      "not pinned). ")
-    passes = ("\"Interleaved\": the benchmarks whose filters and keys set up in moments ran with their repetitions "
-              "shuffled together (Google Benchmark's random interleaving), so that a burst of other work falls on "
-              "the 1-thread and all-threads runs alike; \"back to back\": the 32 MiB and 1 GiB benchmarks, whose "
-              "filters take seconds to build, each ran its repetitions one after another. "
-              ) if any(r.get("interleaved") for r in b.rows) else ""
+    if all(r.get("interleaved") for r in b.rows):
+        passes = ("\"Interleaved\": the repetitions of every benchmark ran shuffled together with the others' of "
+                  "its run (Google Benchmark's random interleaving; the 32 MiB and 1 GiB filters in a run of their "
+                  "own), so that a burst of other work falls on the 1-thread and all-threads runs alike. ")
+    elif any(r.get("interleaved") for r in b.rows):
+        passes = ("\"Interleaved\": the benchmarks whose filters and keys set up in moments ran with their "
+                  "repetitions shuffled together (Google Benchmark's random interleaving), so that a burst of other "
+                  "work falls on the 1-thread and all-threads runs alike; \"back to back\": the 32 MiB and 1 GiB "
+                  "benchmarks, whose filters take seconds to build, each ran its repetitions one after another. ")
+    else:
+        passes = ""
     return (table1 + "\n\nThe per-CPU-second figures count each thread's CPU time (keys × threads ÷ process CPU "
             "time), so they show what the code does with a core to itself on a shared machine; the probe is "
             "measured the same way for the CPU ratios. The last column is the AVX2 engine (the Highway AVX2 "
@@ -341,13 +347,24 @@ def peers_section(peers):
 
 
 def repetitions_line(b):
-    def reps(interleaved):
-        return max((r["repetitions"] for r in b.rows if bool(r.get("interleaved")) == interleaved), default=0)
-    if not reps(True):
-        return f"Every figure is the **median of {reps(False)} repetitions**."
-    return (f"Every figure is a **median**: of {reps(True)} repetitions shuffled together with the other "
+    def large(r):
+        return r.get("size") in ("32MiB", "1GiB")
+
+    def reps(rows):
+        return max((r["repetitions"] for r in rows), default=0)
+    small_rows = [r for r in b.rows if not large(r)]
+    large_rows = [r for r in b.rows if large(r)]
+    if not any(r.get("interleaved") for r in b.rows):
+        return f"Every figure is the **median of {reps(b.rows)} repetitions**."
+    if all(r.get("interleaved") for r in large_rows):
+        how_large = (f"of {reps(large_rows)} repetitions, shuffled together likewise in a run of their own, for "
+                     "32 MiB and 1 GiB filters, whose repetitions each page in a filter of up to 1 GiB")
+    else:
+        how_large = (f"of {reps(large_rows)} repetitions back to back for 32 MiB and 1 GiB filters, which take "
+                     "seconds to build")
+    return (f"Every figure is a **median**: of {reps(small_rows)} repetitions shuffled together with the other "
             f"benchmarks' (random interleaving) for 256 KiB filters, HLL and hashing, which set up in moments; "
-            f"of {reps(False)} repetitions back to back for 32 MiB and 1 GiB filters, which take seconds to build.")
+            f"{how_large}.")
 
 
 def write_benchmarks(b, peers, docs):

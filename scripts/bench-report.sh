@@ -9,8 +9,8 @@
 #   scripts/bench-report.sh --report   only rewrite the docs from docs/data/
 #
 # Optional: PROBKIT_BUILD_DIR (default build-bench), BENCH_FILTER (a
-# --benchmark_filter regex: one run of those, back to back), SKIP_PEERS=1, SKIP_ACCURACY=1, SKIP_BENCH=1,
-# REPS (repetitions per benchmark, default 5; the interleaved in-cache run takes 2 * REPS + 1).
+# --benchmark_filter regex: one run of those, each benchmark's repetitions back to back), SKIP_PEERS=1, SKIP_ACCURACY=1, SKIP_BENCH=1,
+# REPS (repetitions per benchmark, default 5; the in-cache run takes 2 * REPS + 1).
 # The peers need Python packages and Debian packages; bench/peers/install.sh
 # installs them. A peer that is missing is reported as missing.
 set -euo pipefail
@@ -75,12 +75,14 @@ PY
       bench "$data/bench.json" --benchmark_filter="$BENCH_FILTER" --benchmark_repetitions=$reps
       rm -f "$data/bench_interleaved.json"  # from an earlier run: not to be mixed with this one
     else
-      # Filters larger than the cache take seconds to build, so their benchmarks run one after the other,
-      # each benchmark's repetitions back to back (--quick leaves out 1 GiB).
+      # Filters larger than the cache take seconds to build (once per size: the program keeps them) and each
+      # repetition pages its filter in, so they run apart, with fewer repetitions, shuffled together too
+      # (--quick leaves out 1 GiB).
       large='size=(32MiB|1GiB)'
       [[ $mode == --quick ]] && large='size=32MiB'
-      echo "bench-report: probkit_bench ($large)" >&2
-      bench "$data/bench.json" --benchmark_filter="$large" --benchmark_repetitions=$reps
+      echo "bench-report: probkit_bench ($large, interleaved)" >&2
+      bench "$data/bench.json" --benchmark_filter="$large" --benchmark_repetitions=$reps \
+        --benchmark_enable_random_interleaving=true
       # Everything else sets up in moments: its repetitions are shuffled together (random interleaving), so
       # that a burst of other work on a shared machine falls on many benchmarks a little instead of deciding
       # one, and on the 1- and all-threads runs of a speed-up alike. More repetitions, as each is shorter.
