@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "bulk.hpp"
@@ -159,21 +160,21 @@ void for_each_exchanged_hash_chunk(const CpuKernels& kernels, const KeyBatch& ke
       // Theirs first, so the other worker has them as soon as it looks.
       std::size_t sent = out.push(theirs, t);
       if (sent < t) {  // a ring ahead: insert what the other handed us until it makes room
-        SpinWait wait(2);
+        SpinWait wait(more_workers_than_cores(2));
         for (; sent < t; sent += out.push(theirs + sent, t - sent)) {
-          if (in.drain(apply) == 0) wait.pause();
+          if (in.drain(apply) == 0 && !wait.spin()) std::this_thread::yield();
         }
       }
       apply(own, m);
       in.drain(apply);
     }
     out.close();
-    SpinWait wait(2);
+    SpinWait wait(more_workers_than_cores(2));
     for (;;) {
       const bool last = in.closed();  // read before the drain: then that drain gets the rest
       if (in.drain(apply) == 0) {
         if (last) break;
-        wait.pause();
+        if (!wait.spin()) std::this_thread::yield();
       }
     }
   });

@@ -27,13 +27,10 @@ void cpu_relax() {
 #endif
 }
 
-// How long an idle pool thread spins before it sleeps: long enough to bridge
-// the gap between back-to-back bulk calls, short enough not to waste a core.
+// How long a waiting worker spins (SpinWait) before it sleeps or yields: for
+// an idle pool thread, long enough to bridge the gap between back-to-back bulk
+// calls, short enough not to waste a core.
 constexpr auto kSpin = std::chrono::milliseconds(2);
-
-// More threads than cores: spinning would steal the cores from the threads
-// that have work.
-bool oversubscribed(unsigned workers) { return workers > hardware_threads(); }
 
 // Set on pool threads and on a caller while it runs a pooled call: a nested
 // run_workers from there takes plain threads (the pool is busy with it).
@@ -56,7 +53,7 @@ class Pool {
       const auto index = static_cast<unsigned>(threads_.size() + 1);
       threads_.emplace_back([this, index, seen = state_.load() >> kWorkerBits] { loop(index, seen); });
       // Oversubscribed: idle threads sleep at once and waiters yield.
-      oversubscribed_.store(oversubscribed(static_cast<unsigned>(threads_.size() + 1)));
+      oversubscribed_.store(more_workers_than_cores(static_cast<unsigned>(threads_.size() + 1)));
     }
     task_ = &fn;
     remaining_.store(workers - 1, std::memory_order_relaxed);
@@ -81,13 +78,10 @@ class Pool {
   void loop(unsigned index, std::uint64_t seen) {
     t_inside_pool = true;
     for (;;) {
-      const auto spin_end =
-          std::chrono::steady_clock::now() + (oversubscribed_.load() ? std::chrono::milliseconds(0) : kSpin);
-      unsigned polls = 0;
+      SpinWait wait(oversubscribed_.load());
       std::uint64_t state;
       while (((state = state_.load(std::memory_order_acquire)) >> kWorkerBits) == seen) {
-        cpu_relax();
-        if (++polls % 256 == 0 && std::chrono::steady_clock::now() > spin_end) {
+        if (!wait.spin()) {
           std::unique_lock lock(sleep_mutex_);
           wake_.wait(lock, [&] { return (state_.load(std::memory_order_acquire) >> kWorkerBits) != seen; });
         }
@@ -129,16 +123,16 @@ unsigned hardware_threads() {
   return n;
 }
 
-SpinWait::SpinWait(unsigned workers)
-    : spin_end_(std::chrono::steady_clock::now() + kSpin), yielding_(oversubscribed(workers)) {}
+bool more_workers_than_cores(unsigned workers) { return workers > hardware_threads(); }
 
-void SpinWait::pause() {
-  if (yielding_) {
-    std::this_thread::yield();
-    return;
-  }
+SpinWait::SpinWait(bool oversubscribed)
+    : spin_end_(std::chrono::steady_clock::now() + kSpin), spinning_(!oversubscribed) {}
+
+bool SpinWait::spin() {
+  if (!spinning_) return false;
   cpu_relax();
-  if (++polls_ % 256 == 0 && std::chrono::steady_clock::now() > spin_end_) yielding_ = true;
+  if (++polls_ % 256 == 0 && std::chrono::steady_clock::now() > spin_end_) spinning_ = false;
+  return true;
 }
 
 void SpinBarrier::arrive_and_wait() {
@@ -151,14 +145,9 @@ void SpinBarrier::arrive_and_wait() {
     phase_.notify_all();
     return;
   }
-  const auto spin_end =
-      std::chrono::steady_clock::now() + (oversubscribed(workers_) ? std::chrono::milliseconds(0) : kSpin);
-  unsigned polls = 0;
+  SpinWait wait(more_workers_than_cores(workers_));
   while (phase_.load(std::memory_order_acquire) == phase) {
-    cpu_relax();
-    if (++polls % 256 == 0 && std::chrono::steady_clock::now() > spin_end) {
-      phase_.wait(phase, std::memory_order_acquire);
-    }
+    if (!wait.spin()) phase_.wait(phase, std::memory_order_acquire);
   }
 }
 

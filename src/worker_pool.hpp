@@ -30,18 +30,24 @@ void run_workers(unsigned workers, const std::function<void(unsigned)>& fn);
 // the last): below 2 * min_piece it is one memcpy on the calling thread.
 void parallel_copy(void* dst, const void* src, std::size_t bytes, unsigned workers, std::size_t min_piece);
 
-// A wait in a loop that polls for something another worker does: pause()
-// spins (cpu_relax) for up to the pool's spin time, then yields the core at
-// every poll; at once when there are more workers than cores, where spinning
-// would keep the core from the worker being waited for.
+// More workers than cores: a waiting worker should give its core away at
+// once (to the worker it waits for) instead of spinning.
+bool more_workers_than_cores(unsigned workers);
+
+// The spin half of a wait in a loop that polls for what another worker does:
+// spin() relaxes the core once and returns true, for up to the pool's spin
+// time (none when oversubscribed); then it returns false, and the caller waits
+// its own way (sleeps on what it polls, or yields the core). Spinning first
+// matters on virtual machines, where a sleeping thread can take a millisecond
+// to get its core back.
 class SpinWait {
  public:
-  explicit SpinWait(unsigned workers);
-  void pause();
+  explicit SpinWait(bool oversubscribed);
+  bool spin();
 
  private:
   std::chrono::steady_clock::time_point spin_end_;
-  bool yielding_;
+  bool spinning_;
   unsigned polls_ = 0;
 };
 
