@@ -32,7 +32,13 @@ const HllCase kCases[] = {
     {KeyType::Str16, HashSpec::redis(), "redis"},
 };
 
-void bm_hll_add(benchmark::State& state, HllCase c, Engine engine, unsigned threads) {
+// Steady state (fresh = false): the sketch has seen the whole pool once, as
+// the timed loop's keys (which cycle through it) will keep it. Fresh: a new
+// sketch per iteration and one add of a whole batch of distinct keys, the
+// call that counts one column's distinct values; young registers take the
+// kernels' raise path, and the floor screen starts only once the smallest
+// register leaves 0 (after about m ln m = 160 K keys at p = 14).
+void bm_hll_add(benchmark::State& state, HllCase c, Engine engine, unsigned threads, bool fresh) {
   const KeyPool& pool = hll_pool(c.type);
   const Rate probe = per_key(
       recent_sequential_read_bytes_per_s(static_cast<std::size_t>(pool.size() * key_bytes(c.type)), threads),
@@ -41,38 +47,16 @@ void bm_hll_add(benchmark::State& state, HllCase c, Engine engine, unsigned thre
       c.type == KeyType::Prehashed ? Rate{} : hashing_alone_keys_per_s(engine, c.type, c.spec, threads);
   HyperLogLog sketch(kPrecision, c.spec);
   engine.apply(threads);
-  // Steady state: the sketch has seen the whole pool once, as the timed
-  // loop's keys (which cycle through it) will keep it.
-  for (std::size_t b = 0; b < kPoolBatches; ++b) sketch.add(pool.batch(b * kBatchKeys, kBatchKeys), engine.backend);
+  if (!fresh) {
+    for (std::size_t b = 0; b < kPoolBatches; ++b) sketch.add(pool.batch(b * kBatchKeys, kBatchKeys), engine.backend);
+  }
   std::size_t batch = 0;
   const double cpu0 = process_cpu_seconds();
   for (auto _ : state) {
+    if (fresh) sketch = HyperLogLog(kPrecision, c.spec);
     sketch.add(pool.batch(batch * kBatchKeys, kBatchKeys), engine.backend);
     batch = (batch + 1) % kPoolBatches;
     benchmark::ClobberMemory();
-  }
-  const double cpu = process_cpu_seconds() - cpu0;
-  report(state, kBatchKeys, threads, cpu, probe, last_served().target, hashing);
-}
-
-// A fresh sketch per iteration and one add of a whole batch of distinct keys:
-// the call that counts one column's distinct values. Young registers take
-// the kernels' raise path, and the floor screen starts only once the
-// smallest register leaves 0 (after about m ln m = 160 K keys at p = 14).
-void bm_hll_add_fresh(benchmark::State& state, Engine engine, unsigned threads) {
-  const KeyPool& pool = hll_pool(KeyType::U64);
-  const Rate probe = per_key(
-      recent_sequential_read_bytes_per_s(static_cast<std::size_t>(pool.size() * key_bytes(KeyType::U64)), threads),
-      key_bytes(KeyType::U64));
-  const Rate hashing = hashing_alone_keys_per_s(engine, KeyType::U64, HashSpec{}, threads);
-  engine.apply(threads);
-  std::size_t batch = 0;
-  const double cpu0 = process_cpu_seconds();
-  for (auto _ : state) {
-    HyperLogLog sketch(kPrecision);
-    sketch.add(pool.batch(batch * kBatchKeys, kBatchKeys), engine.backend);
-    benchmark::DoNotOptimize(sketch.registers().data());
-    batch = (batch + 1) % kPoolBatches;
   }
   const double cpu = process_cpu_seconds() - cpu0;
   report(state, kBatchKeys, threads, cpu, probe, last_served().target, hashing);
@@ -93,14 +77,15 @@ void register_hll_benchmarks() {
         if (!main_engine && !sweep) continue;
         const std::string name = std::string("hll_add/keys=") + to_string(c.type) + "/hash=" + c.hash_name +
                                  "/engine=" + all[i].target + "/threads=" + std::to_string(threads);
-        benchmark::RegisterBenchmark(name.c_str(), bm_hll_add, c, all[i], threads)
+        benchmark::RegisterBenchmark(name.c_str(), bm_hll_add, c, all[i], threads, false)
             ->UseRealTime()
             ->Unit(benchmark::kMillisecond);
       }
       if (!main_engine) continue;
-      const std::string fresh =
-          "hll_add_fresh/keys=u64/hash=xxh64/engine=" + all[i].target + "/threads=" + std::to_string(threads);
-      benchmark::RegisterBenchmark(fresh.c_str(), bm_hll_add_fresh, all[i], threads)
+      const HllCase& u64 = kCases[0];  // u64 keys, XXH64
+      const std::string fresh = std::string("hll_add_fresh/keys=") + to_string(u64.type) + "/hash=" + u64.hash_name +
+                                "/engine=" + all[i].target + "/threads=" + std::to_string(threads);
+      benchmark::RegisterBenchmark(fresh.c_str(), bm_hll_add, u64, all[i], threads, true)
           ->UseRealTime()
           ->Unit(benchmark::kMillisecond);
     }
