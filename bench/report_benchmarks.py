@@ -450,9 +450,9 @@ M keys/s and, in parentheses, the ratio to the probe.
 
 A new sketch per iteration and one add of a batch of 2^20 distinct u64 keys (XXH64): the call that
 counts one column's distinct values. The steady state is the table above's (the same keys into a
-sketch that has seen them all). While the registers are young most vectors of hashes raise one (the
-kernels write them with one scatter per vector), and the floor screen starts only once the smallest
-register leaves 0, after about m ln m ≈ 160,000 keys.
+sketch that has seen them all). While the registers are young most keys raise one (the kernels then
+raise every key's register without first reading it), and the floor screen starts only once the
+smallest register leaves 0, after about m ln m ≈ 160,000 keys.
 
 {hll_fresh_section(b)}
 

@@ -1,7 +1,9 @@
-// Per-target HyperLogLog register update (DESIGN.md §4): a vector of hashes
-// reads its registers with one gather and decides in lanes whether any key
-// raises its register; only then (after warm-up almost never) are registers
-// written, with one scatter.
+// Per-target HyperLogLog register update (DESIGN.md §4). How a key's register
+// is best raised depends on how many keys raise one, which the kernel learns
+// as it goes: while few do, a gather of each vector's registers finds the
+// vectors with a key that raises; once many do, every key is raised without
+// a look (a branch-free scalar max). A floor, the smallest register, screens
+// out the keys whose rank cannot exceed it before any register is read.
 
 #if defined(PROBKIT_CPU_HLL_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef PROBKIT_CPU_HLL_INL_H_
@@ -15,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "hash-inl.h"
 #include "probkit/layout/hll.hpp"
 #include "stream_prefetch.h"
 
@@ -24,45 +27,124 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 #if HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
 
-// A lane's register sits in the aligned 8 bytes that hold it (in bounds, as
-// m = 2^p is a multiple of 8): the word at byte offset index & ~7, from bit
-// 8 * (index & 7). Gathered and scattered a word per lane.
-template <class D>
-HWY_INLINE hn::Vec<hn::RebindToSigned<D>> word_offsets(D d, hn::Vec<D> index) {
-  return hn::BitCast(hn::RebindToSigned<D>(), hn::And(index, hn::Set(d, ~std::uint64_t{7})));
-}
-template <class D>
-HWY_INLINE hn::Vec<D> byte_shifts(D d, hn::Vec<D> index) {
-  return hn::ShiftLeft<3>(hn::And(index, hn::Set(d, std::uint64_t{7})));
-}
-template <class D>
-HWY_INLINE hn::Vec<D> gather_words(D d, const std::uint8_t* registers,
-                                   hn::Vec<hn::RebindToSigned<D>> offsets) {
-  return hn::GatherOffset(d, reinterpret_cast<const std::uint64_t*>(registers), offsets);
-}
-template <class D>
-HWY_INLINE hn::Vec<D> register_of(D d, hn::Vec<D> words, hn::Vec<D> shifts) {
-  return hn::And(hn::Shr(words, shifts), hn::Set(d, std::uint64_t{0xff}));
-}
-
-// layout::hll_rank of w = (h >> p) | sentinel, in lanes: one more than the
-// trailing zeros of w (Highway 1.0.3 has no trailing-zero count), read off the
-// exponent of w's lowest set bit converted to double, which is exact: a power
-// of two no larger than the sentinel 2^(64 - p) <= 2^60.
-template <class D>
-HWY_INLINE hn::Vec<D> lane_ranks(D d, hn::Vec<D> w) {
-  const hn::RebindToSigned<D> di;
-  const hn::Repartition<double, D> df;
-  const auto lowest = hn::And(w, hn::Sub(hn::Zero(d), w));
-  const auto bits = hn::BitCast(d, hn::ConvertTo(df, hn::BitCast(di, lowest)));
-  return hn::Sub(hn::ShiftRight<52>(bits), hn::Set(d, std::uint64_t{1022}));
-}
-
-HWY_INLINE void hll_update(std::uint8_t* registers, std::uint32_t p, std::uint64_t h) {
+// Stores whether or not the key raises: a branch on it mispredicts while the
+// registers are young and about half the keys raise one.
+HWY_INLINE void raise_register(std::uint8_t* registers, std::uint32_t p, std::uint64_t h) {
   const std::uint32_t j = layout::hll_index(h, p);
-  const std::uint8_t r = layout::hll_rank(h, p);
-  if (registers[j] < r) registers[j] = r;
+  const std::uint8_t rank = layout::hll_rank(h, p);
+  const std::uint8_t now = registers[j];
+  registers[j] = now > rank ? now : rank;
 }
+
+inline void raise_each(std::uint8_t* registers, std::uint32_t p, const std::uint64_t* hashes,
+                       std::size_t n) {
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    prefetch_stream(hashes + i);  // pre-hashed keys come straight from memory
+    for (std::size_t l = 0; l < 8; ++l) raise_register(registers, p, hashes[i + l]);
+  }
+  for (; i < n; ++i) raise_register(registers, p, hashes[i]);
+}
+
+// Gathers need 256-bit or wider vectors; SSE4/SSSE3 would emulate them.
+#if HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
+inline void raise_keys(std::uint8_t* registers, std::uint32_t p, const std::uint64_t* hashes,
+                       std::size_t n) {
+  raise_each(registers, p, hashes, n);
+}
+#else
+// Whether a key of vector h raises its register. A register sits in the
+// aligned 8 bytes that hold it (in bounds, as m = 2^p is a multiple of 8),
+// gathered a word per lane. A key raises register M iff rank > M, i.e. iff
+// the bits above the index have at least M trailing zeros: (w & (2^M - 1)) ==
+// 0 with w = the layout's rank input, so no rank is computed.
+template <class D>
+HWY_INLINE bool any_raises(D d, const std::uint8_t* registers, std::uint32_t p, hn::Vec<D> h) {
+  const hn::RebindToSigned<D> di;
+  const auto one = hn::Set(d, std::uint64_t{1});
+  const auto index = hn::And(h, hn::Set(d, (std::uint64_t{1} << p) - 1));
+  const auto offsets = hn::BitCast(di, hn::And(index, hn::Set(d, ~std::uint64_t{7})));
+  const auto words =
+      hn::GatherOffset(d, reinterpret_cast<const std::uint64_t*>(registers), offsets);
+  const auto shifts = hn::ShiftLeft<3>(hn::And(index, hn::Set(d, std::uint64_t{7})));
+  const auto reg = hn::And(hn::Shr(words, shifts), hn::Set(d, std::uint64_t{0xff}));
+  const auto below = hn::Sub(hn::Shl(one, reg), one);  // reg <= 65 - p < 64
+  const auto w =
+      hn::Or(hn::ShiftRightSame(h, static_cast<int>(p)), hn::Set(d, std::uint64_t{1} << (64 - p)));
+  return !hn::AllFalse(d, hn::Eq(hn::And(w, below), hn::Zero(d)));
+}
+
+// Checks a vector at a time and raises the keys of those where one raises.
+// Each vector checked earns a credit and each one that raises costs four:
+// once more than about a quarter of the vectors raise, checking no longer
+// pays and the rest of the keys are raised without it. Both kinds of calls
+// come in runs (a young sketch, then a warm one; keys seen before, or not),
+// so each call starts over with a check.
+inline void raise_keys(std::uint8_t* registers, std::uint32_t p, const std::uint64_t* hashes,
+                       std::size_t n) {
+  const hn::ScalableTag<std::uint64_t> d;
+  const std::size_t lanes = hn::Lanes(d);
+  constexpr std::ptrdiff_t kCostPerRaise = 4, kSlack = 2 * kCostPerRaise;
+  std::ptrdiff_t credit = kSlack;
+  std::size_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    prefetch_stream(hashes + i);
+    ++credit;
+    if (HWY_LIKELY(!any_raises(d, registers, p, hn::LoadU(d, hashes + i)))) continue;
+    for (std::size_t l = 0; l < lanes; ++l) raise_register(registers, p, hashes[i + l]);
+    credit -= kCostPerRaise;
+    if (credit < 0) {
+      i += lanes;
+      break;
+    }
+  }
+  raise_each(registers, p, hashes + i, n - i);
+}
+#endif
+
+// Whether a branch per vector on "does a key pass the floor's screen" pays: a
+// key passes with probability 2^-floor, and the branch pays once at most
+// about 1 vector in 8 has a passing key, lanes * 2^-floor <= 1/8.
+inline bool skip_pays(std::uint8_t floor) {
+  return floor >= hwy::FloorLog2(hn::Lanes(hn::ScalableTag<std::uint64_t>())) + 3;
+}
+
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+// The keys that pass the screen are packed (vpcompressq, append_passing) into
+// a small buffer and raised a buffer at a time. Where few vectors have a
+// passing key (kSkip), a branch skips the others.
+template <bool kSkip>
+inline void raise_passing(std::uint8_t* registers, std::uint32_t p, const std::uint64_t* hashes,
+                          std::size_t n, std::uint64_t screen) {
+  constexpr std::size_t kBuffer = 256;
+  std::uint64_t passed[kBuffer + 8];  // append_passing stores a whole vector
+  const D64 d;
+  const V64 screen_v = hn::Set(d, screen);
+  std::size_t m = 0, i = 0;
+  for (; i + 8 <= n; i += 8) {
+    prefetch_stream(hashes + i);
+    const V64 h = hn::LoadU(d, hashes + i);
+    if (kSkip && HWY_LIKELY(hn::AllFalse(d, hn::Eq(hn::And(h, screen_v), hn::Zero(d))))) continue;
+    m = append_passing(h, screen_v, passed, m);
+    if (m >= kBuffer) {
+      raise_keys(registers, p, passed, m);
+      m = 0;
+    }
+  }
+  raise_keys(registers, p, passed, m);
+  raise_each(registers, p, hashes + i, n - i);  // the tail, unscreened
+}
+
+inline void raise_screened(std::uint8_t* registers, std::uint32_t p, const std::uint64_t* hashes,
+                           std::size_t n, std::uint8_t floor) {
+  const std::uint64_t screen = layout::hll_floor_screen(p, floor);
+  if (skip_pays(floor)) return raise_passing<true>(registers, p, hashes, n, screen);
+  raise_passing<false>(registers, p, hashes, n, screen);
+}
+#else
+// Highway 1.0.3's 64-bit Compress measured slower than the whole update on
+// AVX2. Where few vectors have a key that passes, those keys are raised one
+// by one; elsewhere the registers decide, as for keys with no floor.
 
 // Bit l set iff lane l of the mask is.
 template <class D>
@@ -75,90 +157,43 @@ HWY_INLINE std::uint64_t lane_bits(D d, hn::Mask<D> m) {
   return bits;
 }
 
-// Gathers need 256-bit or wider vectors; SSE4/SSSE3 would emulate them.
-#if HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
-inline constexpr bool kGatherRegisters = false;
-#else
-inline constexpr bool kGatherRegisters = true;
-#endif
-
-// A key raises register M iff rank > M, i.e. iff the bits above the index have
-// at least M trailing zeros: (w & (2^M - 1)) == 0 with w = layout's rank input.
-// That needs no rank: it is computed only for the vectors where a lane passes.
-// With a floor (every register is at least that) the same test against it
-// comes first and needs no gather: once the registers have grown, most vectors
-// stop there.
-template <bool kFloor>
-void hll_add_loop(std::uint8_t* registers, std::uint32_t p, const std::uint64_t* hashes,
-                  std::size_t n, std::uint8_t floor) {
+inline void raise_screened(std::uint8_t* registers, std::uint32_t p, const std::uint64_t* hashes,
+                           std::size_t n, std::uint8_t floor) {
+  if (!skip_pays(floor)) return raise_keys(registers, p, hashes, n);
   const hn::ScalableTag<std::uint64_t> d;
   const std::size_t lanes = hn::Lanes(d);
+  const auto screen = hn::Set(d, layout::hll_floor_screen(p, floor));
   std::size_t i = 0;
-  if constexpr (kGatherRegisters) {
-    const auto index_mask = hn::Set(d, (std::uint64_t{1} << p) - 1);
-    const auto sentinel = hn::Set(d, std::uint64_t{1} << (64 - p));
-    const auto one = hn::Set(d, std::uint64_t{1});
-    // The floor test reads w's low `floor` bits where the hash holds them, just
-    // above the index (no shift): layout::hll_floor_screen, whose comment
-    // says why it is exact at the top floor too.
-    const auto floor_bits = hn::Set(d, layout::hll_floor_screen(p, floor));
-    for (; i + lanes <= n; i += lanes) {
-      prefetch_stream(hashes + i);  // pre-hashed keys come straight from memory
-      const auto h = hn::LoadU(d, hashes + i);
-      if constexpr (kFloor) {
-        if (HWY_LIKELY(hn::AllFalse(d, hn::Eq(hn::And(h, floor_bits), hn::Zero(d))))) continue;
-      }
-      const auto w = hn::Or(hn::ShiftRightSame(h, static_cast<int>(p)), sentinel);
-      const auto index = hn::And(h, index_mask);
-      const auto offsets = word_offsets(d, index);
-      const auto shifts = byte_shifts(d, index);
-      const auto words = gather_words(d, registers, offsets);
-      const auto below =
-          hn::Sub(hn::Shl(one, register_of(d, words, shifts)), one);  // reg <= 65 - p < 64
-      const auto raises = hn::Eq(hn::And(w, below), hn::Zero(d));
-      if (HWY_LIKELY(hn::AllFalse(d, raises))) continue;
-      // While the registers are young most vectors get here. Each lane writes
-      // its word back, its register raised to its rank if it raises. Two lanes
-      // on one word undo each other's raise: the registers read back after the
-      // scatter show which raising lanes fell short of their rank, and those
-      // go again one by one (the scalar update takes the max). A byte then
-      // holds the largest rank aimed at it, as every rank that raises exceeds
-      // the byte as gathered. Updating all lanes of the vector one by one (as
-      // this loop once did) made a fresh sketch's first 10^5 keys 2.4x slower
-      // on AVX3_DL (see hll_add below).
-      const auto rank = lane_ranks(d, w);
-      const auto raised =
-          hn::Or(hn::AndNot(hn::Shl(hn::Set(d, std::uint64_t{0xff}), shifts), words),
-                 hn::Shl(rank, shifts));
-      hn::ScatterOffset(hn::IfThenElse(raises, raised, words), d,
-                        reinterpret_cast<std::uint64_t*>(registers), offsets);
-      const auto now = register_of(d, gather_words(d, registers, offsets), shifts);
-      const hn::RebindToSigned<decltype(d)> di;
-      const auto lost =
-          hn::And(raises, hn::RebindMask(d, hn::Lt(hn::BitCast(di, now), hn::BitCast(di, rank))));
-      if (HWY_LIKELY(hn::AllFalse(d, lost))) continue;
-      for (std::uint64_t todo = lane_bits(d, lost); todo != 0; todo &= todo - 1) {
-        hll_update(registers, p, hashes[i + hwy::Num0BitsBelowLS1Bit_Nonzero64(todo)]);
-      }
+  for (; i + lanes <= n; i += lanes) {
+    prefetch_stream(hashes + i);
+    const auto pass = hn::Eq(hn::And(hn::LoadU(d, hashes + i), screen), hn::Zero(d));
+    if (HWY_LIKELY(hn::AllFalse(d, pass))) continue;
+    for (std::uint64_t todo = lane_bits(d, pass); todo != 0; todo &= todo - 1) {
+      raise_register(registers, p, hashes[i + hwy::Num0BitsBelowLS1Bit_Nonzero64(todo)]);
     }
   }
-  for (; i < n; ++i) hll_update(registers, p, hashes[i]);
+  raise_each(registers, p, hashes + i, n - i);
 }
+#endif
 
-// Fresh sketch (p = 14), one add of 10^5 or 10^6 random u64 keys, XXH64, one
-// thread, family 6 model 167 guest, TSC cycles per key, medians of 25, two
-// runs of each build alternated:
-//                      every lane   raising lanes only   scatter (this)
-//   AVX3_DL, 10^5      13.0-13.2        9.7-10.0            5.3-5.6
-//   AVX3_DL, 10^6       7.3-7.6         6.2-6.3             5.7-6.0
-//   AVX2, 10^5         23.2-23.7       15.1-15.6           14.2-14.8
-//   AVX2, 10^6         10.1-10.6        8.9-9.9             9.1-11.5
-// Warm registers never reach the scatter; their rate did not move.
+// Every register is at least `floor`: a key whose rank cannot exceed it
+// changes nothing (layout::hll_floor_screen).
+//
+// HyperLogLog::add of u64 keys, XXH64, p = 14, one thread, family 6 model 167
+// guest, TSC cycles per key, medians of 25, two runs, against this kernel when
+// every key went through the gather and raised registers were scattered back:
+//                          into a fresh sketch       the same keys again
+//                          10^5 keys   10^6 keys     10^5 keys   10^6 keys
+//   AVX3_DL  scatter       7.2-7.4     5.6-5.7       4.2-4.3     3.3
+//            this          6.7-6.9     5.0-5.1       4.1-4.3     3.3-3.5
+//   AVX2     scatter      18.1-18.2   14.2-14.3      8.6-8.8    12.5
+//            this         10.8-10.9   11.1           8.9-9.0     9.1-9.2
+// At 10^8 keys nothing moved. This CPU's gathers are slow (microcoded), and
+// AVX2 has no scatter: Highway stores a lane at a time.
 inline void hll_add(std::uint8_t* registers, std::uint32_t p, const std::uint64_t* hashes,
                     std::size_t n, std::uint8_t floor) {
-  // A floor of 0 screens out nothing: skip the test.
-  return floor > 0 ? hll_add_loop<true>(registers, p, hashes, n, floor)
-                   : hll_add_loop<false>(registers, p, hashes, n, floor);
+  if (floor > 0) return raise_screened(registers, p, hashes, n, floor);
+  raise_keys(registers, p, hashes, n);
 }
 
 #endif  // HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128

@@ -72,7 +72,8 @@ void add_chunk(const detail::CpuKernels& kernels, const detail::KeyBatch& kb, Ha
                std::uint8_t floor, std::uint8_t* registers, std::size_t s, std::size_t c, std::uint64_t* buf) {
   if (floor > 0 && kb.kind != detail::KeyKind::Prehashed && kernels.hash_screened != nullptr) {
     const std::uint64_t screen = layout::hll_floor_screen(p, floor);
-    kernels.hll_add(registers, p, buf, kernels.hash_screened(kb, s, c, hash, screen, buf), floor);
+    // Every hash kept passed the screen: the HLL kernel need not screen again.
+    kernels.hll_add(registers, p, buf, kernels.hash_screened(kb, s, c, hash, screen, buf), 0);
   } else {
     kernels.hll_add(registers, p, detail::chunk_hashes(kernels, kb, s, c, hash, buf), c, floor);
   }

@@ -374,6 +374,16 @@ TEST_F(SimdKernels, HllMatchesScalar) {
         scalar_kernels().hll_add(want.data(), p, fresh.data(), n, floor);
         t->kernels->hll_add(got.data(), p, fresh.data(), n, floor);
         ASSERT_EQ(want, got) << "p " << p << " n " << n << " floor " << int(floor) << " (fresh keys)";
+        // Then keys that all pass the floor's screen (each rank exceeds the
+        // floor), so that whole vectors of them do, at every floor reached.
+        const std::uint8_t floor2 = *std::min_element(got.begin(), got.end());
+        std::vector<std::uint64_t> passing = random_u64(rng_, n);
+        if (floor2 > 0) {
+          for (std::uint64_t& x : passing) x &= ~layout::hll_floor_screen(p, floor2);
+        }
+        scalar_kernels().hll_add(want.data(), p, passing.data(), n, floor2);
+        t->kernels->hll_add(got.data(), p, passing.data(), n, floor2);
+        ASSERT_EQ(want, got) << "p " << p << " n " << n << " floor " << int(floor2) << " (passing keys)";
       }
     }
   }
