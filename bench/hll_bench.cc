@@ -68,8 +68,9 @@ void register_hll_benchmarks() {
   const std::vector<Engine> all = engines();
   for (unsigned threads : thread_counts()) {
     for (std::size_t i = 0; i < all.size(); ++i) {
-      // Every target at one thread for u64 XXH64 and pre-hashed keys; the
-      // whole matrix, and the fresh sketch, for scalar and the best target.
+      // Every target at one thread for u64 XXH64 and pre-hashed keys, and
+      // for the fresh sketch; the whole matrix, and the fresh sketch at every
+      // thread count, for scalar and the best target.
       const bool main_engine = i < 2;
       for (const HllCase& c : kCases) {
         const bool sweep = threads == 1 && (c.type == KeyType::Prehashed ||
@@ -81,7 +82,7 @@ void register_hll_benchmarks() {
             ->UseRealTime()
             ->Unit(benchmark::kMillisecond);
       }
-      if (!main_engine) continue;
+      if (!main_engine && threads != 1) continue;
       const HllCase& u64 = kCases[0];  // u64 keys, XXH64
       const std::string fresh = std::string("hll_add_fresh/keys=") + to_string(u64.type) + "/hash=" + u64.hash_name +
                                 "/engine=" + all[i].target + "/threads=" + std::to_string(threads);

@@ -303,7 +303,7 @@ def hll_section(b):
 def hll_fresh_section(b):
     rows = []
     for t in sorted({r["threads"] for r in b.rows}):
-        for e in b.engines[:2]:
+        for e in b.engines:
             r = b.get("hll_add_fresh", keys="u64", hash="xxh64", engine=e, threads=t)
             steady = b.get("hll_add", keys="u64", hash="xxh64", engine=e, threads=t)
             if r:
