@@ -9,6 +9,16 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build "$build" -j "$(nproc)"
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
 
+# The suite again under AddressSanitizer and UndefinedBehaviorSanitizer
+# (scripts/test-sanitize.sh --quick: -O1, one Highway target per x86 code
+# family, no accuracy statistics; about 5.5 minutes on two cores). Any report
+# fails it.
+if [[ -n ${PROBKIT_SKIP_SANITIZE:-} ]]; then
+  echo "test.sh: SKIPPED the sanitizer run (PROBKIT_SKIP_SANITIZE is set)"
+else
+  scripts/test-sanitize.sh --quick
+fi
+
 # The Arm Highway targets, under qemu (scripts/test-arm64.sh, about 7 minutes on
 # two cores). A host that cannot install the cross tools or the arm64 packages
 # (no network, another CPU) skips it and says so; a failing test fails.
