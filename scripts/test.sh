@@ -19,7 +19,7 @@ else
   scripts/test-sanitize.sh --quick
 fi
 
-# The Arm Highway targets, under qemu (scripts/test-arm64.sh, about 7 minutes on
+# The Arm Highway targets, under qemu (scripts/test-arm64.sh, about 9 minutes on
 # two cores). A host that cannot install the cross tools or the arm64 packages
 # (no network, another CPU) skips it and says so; a failing test fails.
 if [[ -n ${PROBKIT_SKIP_ARM64:-} ]]; then
