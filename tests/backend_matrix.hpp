@@ -21,10 +21,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
-#include "dispatch.hpp"  // set_supported_targets_for_test
+#include "dispatch.hpp"     // set_supported_targets_for_test
+#include "worker_pool.hpp"  // hardware_threads: what threads 0 means
 #include "probkit/probkit.hpp"
 
 namespace probkit::test {
@@ -66,7 +66,7 @@ inline BackendConfig reference_config() { return {}; }
 // 2 workers, which the other two runs are.
 inline std::vector<BackendConfig> backend_matrix() {
   std::vector<unsigned> thread_counts = {1, 2};
-  if (std::thread::hardware_concurrency() > 2) thread_counts.push_back(0);
+  if (probkit::detail::hardware_threads() > 2) thread_counts.push_back(0);
   std::vector<BackendConfig> out;
   for (unsigned t : thread_counts) out.push_back({Backend::Scalar, "scalar", 0, t, false});
   for (const std::string& target : simd_targets()) {
