@@ -6,6 +6,7 @@
 #pragma once
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -18,44 +19,40 @@
 
 namespace probkit::detail {
 
-// floor(x / d) for x < 2^40 by a multiply: a 64-bit division per key cost
-// more than the insertion it routes. x * floor((2^64 - 1) / d) / 2^64 is below
-// x / d by less than 2x / 2^64, so at most one too small; one check fixes it.
-class Divider {
+// Which worker owns a hash's block when `workers` workers divide the blocks
+// into ranges: worker w owns blocks [F_w, F_w+1), F_w = ceil(w nb / workers),
+// so block b belongs to worker b * workers / nb.
+//
+// block_index is non-decreasing in x = h >> 32, and block_index(h) >= F
+// exactly when x >= ceil(F 2^32 / nb), so each worker owns a range of x. With
+// workers <= nb the owner is e = x * workers / 2^32 or e - 1 (from
+// b <= x nb / 2^32 < b + 1, b * workers / nb is at most x * workers / 2^32 and
+// less than 1 below it): one multiply and one compare with the first x of e's
+// range, where a division per hash cost more than the insertion it routes.
+class HashOwners {
  public:
-  explicit Divider(std::uint64_t d) : d_(d), inverse_(~std::uint64_t{0} / d) {}
-  std::uint64_t operator()(std::uint64_t x) const {
-    const auto q = static_cast<std::uint64_t>((static_cast<unsigned __int128>(x) * inverse_) >> 64);
-    return q + ((q + 1) * d_ <= x ? 1 : 0);
+  HashOwners(unsigned workers, std::uint64_t num_blocks) : workers_(workers), first_(workers) {
+    for (unsigned w = 0; w < workers; ++w) {
+      // ceil(F 2^32 / nb) for F = ceil(w nb / workers) <= nb < 2^32: no overflow.
+      const std::uint64_t f = (w * num_blocks + workers - 1) / workers;
+      first_[w] = ((f << 32) + num_blocks - 1) / num_blocks;
+    }
   }
+  unsigned operator()(std::uint64_t h) const {
+    const std::uint64_t x = h >> 32;
+    const auto e = static_cast<unsigned>((x * workers_) >> 32);
+    return e - static_cast<unsigned>(x < first_[e]);  // first_[0] = 0: never below 0
+  }
+  // The smallest h >> 32 whose block worker w owns.
+  std::uint64_t first(unsigned w) const { return first_[w]; }
 
  private:
-  std::uint64_t d_, inverse_;
-};
-
-// The hashes whose blocks worker w of `workers` owns, blocks [F_w, F_w+1) with
-// F_w = ceil(w nb / workers) (the partition of for_each_owned_hash_chunk):
-// block_index is non-decreasing in h >> 32, and block_index(h) >= F exactly
-// when (h >> 32) >= ceil(F 2^32 / nb), so ownership is a range of h >> 32.
-class OwnedHashes {
- public:
-  OwnedHashes(unsigned w, unsigned workers, std::uint64_t num_blocks)
-      : first_(threshold(w, workers, num_blocks)), width_(threshold(w + 1, workers, num_blocks) - first_) {}
-  bool contains(std::uint64_t h) const { return (h >> 32) - first_ < width_; }
-
- private:
-  // ceil(F 2^32 / nb) for F = ceil(w nb / workers) <= nb < 2^32: no overflow.
-  static std::uint64_t threshold(unsigned w, unsigned workers, std::uint64_t nb) {
-    const std::uint64_t f = (w * nb + workers - 1) / workers;
-    return ((f << 32) + nb - 1) / nb;
-  }
-  std::uint64_t first_, width_;  // h >> 32 in [first_, first_ + width_)
+  std::uint64_t workers_;
+  std::vector<std::uint64_t> first_;  // first_[w]: the smallest h >> 32 that worker w owns
 };
 
 // A single-producer, single-consumer ring of hashes: how one worker hands
-// another the hashes of the other's blocks. The consumer inserts straight from
-// the ring's memory; the producer reuses a slot only after the consumer's
-// insertion from it has returned.
+// another the hashes of the other's blocks.
 class HashRing {
  public:
   explicit HashRing(std::size_t capacity)  // a power of two
@@ -76,23 +73,21 @@ class HashRing {
   // Producer: nothing more will be pushed.
   void close() { closed_.store(true, std::memory_order_release); }
 
-  // Consumer: fn(const std::uint64_t* hashes, std::size_t n) over everything
-  // pushed and not yet drained (in at most two pieces); returns how many.
-  template <class Fn>
-  std::size_t drain(Fn&& fn) {
+  // Consumer: copies out the oldest of the hashes pushed and not yet popped,
+  // at most max of them, to out; returns how many.
+  std::size_t pop(std::uint64_t* out, std::size_t max) {
     const std::size_t head = head_.load(std::memory_order_acquire);
     const std::size_t tail = tail_.load(std::memory_order_relaxed);
-    const std::size_t n = head - tail;
-    if (n == 0) return 0;
+    const std::size_t n = std::min(head - tail, max);
     const std::size_t at = tail & mask_;
     const std::size_t first = std::min(n, mask_ + 1 - at);
-    fn(data_.get() + at, first);
-    if (first < n) fn(data_.get(), n - first);
-    tail_.store(head, std::memory_order_release);
+    std::copy_n(data_.get() + at, first, out);
+    std::copy_n(data_.get(), n - first, out + first);
+    tail_.store(tail + n, std::memory_order_release);
     return n;
   }
-  // Consumer: true once the producer has closed; a drain after it has read
-  // true gets every hash that remains.
+  // Consumer: true once the producer has closed; pops after it has read true
+  // get every hash that remains.
   bool closed() const { return closed_.load(std::memory_order_acquire); }
 
  private:
@@ -101,139 +96,182 @@ class HashRing {
   // Each index on its own cache line: the producer writes head_ and the
   // consumer tail_ once per chunk, without taking each other's line away.
   alignas(64) std::atomic<std::size_t> head_{0};  // hashes pushed so far
-  alignas(64) std::atomic<std::size_t> tail_{0};  // hashes drained so far
+  alignas(64) std::atomic<std::size_t> tail_{0};  // hashes popped so far
   alignas(64) std::atomic<bool> closed_{false};
 };
 
-// Hashes per HashRing between two workers: four chunks, so a producer runs
-// up to four chunks ahead of its consumer before it waits.
-inline constexpr std::size_t kExchangeRing = 4 * kHashChunk;
+// At most this many workers share one filter's blocks: they need a ring for
+// every ordered pair (64 workers: 4032 rings of 128 hashes, 4 MiB).
+inline constexpr unsigned kMaxExchangeWorkers = 64;
 
-// Multi-threaded Bloom insertion for two workers. Each hashes its half of the
-// batch, once, inserts the hashes of its own blocks (OwnedHashes) and hands
-// the others to the other worker through a HashRing; after each chunk, and
-// while its outgoing ring is full, it inserts what the other handed it. No
-// barriers: a worker waits only when it is a whole ring ahead of the other.
+// Hashes per HashRing between two of `workers` workers: about eight chunks'
+// worth of what one worker sends another (a chunk's 1/workers share), so a
+// producer runs several chunks ahead of its consumers before it waits.
+inline std::size_t exchange_ring_capacity(unsigned workers) {
+  return std::bit_ceil(std::max<std::size_t>(64, 8 * kHashChunk / std::max(1u, workers)));
+}
+
+// Multi-threaded Bloom insertion into one shared filter. Each of the workers
+// hashes its share of the batch, once, chunk by chunk; sifts each chunk's
+// hashes by the owner of their blocks (HashOwners); hands each other worker
+// its hashes through a HashRing (one per ordered pair of workers); and
+// collects its own and the ones handed to it in an inbox, which it inserts
+// kHashChunk or more at a time (so that a large filter's insertion keeps many
+// block prefetches in flight however many workers there are). No barriers: a
+// worker waits only when a ring to another is full, and while it waits it
+// takes in what the others handed it, so every wait makes room for another.
+// Uses min(workers, num_blocks, kMaxExchangeWorkers) workers.
 //
-// It replaced each worker hashing the whole batch and keeping its own
-// hashes, which hashed and sifted every key twice. Family 6 model 167 guest,
-// AVX3_DL, cacheline512 k = 6, batches of 2^20 keys, TSC cycles per key,
-// medians of 15-21 runs alternated in one process (two runs), this against
-// hashing everything twice, one thread in brackets:
+// At two workers it replaced each worker hashing the whole batch and keeping
+// its own hashes, which hashed and sifted every key twice. Family 6 model
+// 167 guest, AVX3_DL, cacheline512 k = 6, batches of 2^20 keys, TSC cycles
+// per key, medians of 15-21 runs alternated in one process (two runs), this
+// against hashing everything twice, one thread in brackets:
 //   32 MiB, u64   19.3-20.6 against 21.3-22.3 (31.8-35.0)
 //   32 MiB, str16 21.4-22.6 against 24.6-25.9 (36.2-39.4)
 //   1 GiB,  u64   23.2 against 24.4 (37.0)
 //   1 GiB,  str16 25.0 against 27.3 (39.9)
 // Inserting each worker's hashes, sorted beforehand, with nothing else to do
 // took 14-17 at 32 MiB: what is left is mostly hashing.
+// With more workers it replaced rounds: each worker hashed a slice of 16
+// chunks and sorted it by owner, and all met at a barrier, inserted the
+// hashes sorted to them, and met at a second one. Same guest and filter, u64
+// keys, medians of 11-15 alternated runs (two runs), rounds against this:
+//   2 workers, 32 MiB  24.2-25.9 against 19.2-20.2 (the two-worker ring
+//              before it: 20.3-20.9); 1 GiB 27.2-28.7 against 22.9-23.4
+//              (24.4-26.2)
+//   3 workers, 32 MiB  37.7-40.7 against 31.1-31.6; 1 GiB 36.5-38.1 against
+//              32.7-34.3
+//   4 workers, 32 MiB  27.8-29.5 against 23.0-24.9; 1 GiB 30.2-32.8 against
+//              26.5-27.9
+// Three and four workers share the guest's two vCPUs there: no machine with
+// more cores has measured it yet.
 // apply(const std::uint64_t* hashes, std::size_t count) inserts without atomics;
-// ring_capacity (a power of two) is for tests.
+// ring_capacity (a power of two; 0: exchange_ring_capacity) is for tests.
 template <class Apply>
-void for_each_exchanged_hash_chunk(const CpuKernels& kernels, const KeyBatch& keys, HashSpec spec,
-                                   std::uint64_t num_blocks, Apply&& apply, std::size_t ring_capacity = kExchangeRing) {
-  HashRing to[2] = {HashRing(ring_capacity), HashRing(ring_capacity)};  // to[w]: hashes for worker w
-  const std::size_t per = (keys.n + 1) / 2;
-  run_workers(2, [&](unsigned w) {
-    const OwnedHashes mine(w, 2, num_blocks);
-    HashRing& in = to[w];
-    HashRing& out = to[1 - w];
-    alignas(64) std::uint64_t buf[kHashChunk];
-    alignas(64) std::uint64_t own[kHashChunk];
-    alignas(64) std::uint64_t theirs[kHashChunk];
+void for_each_exchanged_hash_chunk(const CpuKernels& kernels, const KeyBatch& keys, HashSpec spec, unsigned workers,
+                                   std::uint64_t num_blocks, Apply&& apply, std::size_t ring_capacity = 0) {
+  workers = static_cast<unsigned>(std::min<std::uint64_t>({workers, num_blocks, kMaxExchangeWorkers}));
+  workers = std::max(workers, 1u);
+  if (ring_capacity == 0) ring_capacity = exchange_ring_capacity(workers);
+  const HashOwners owner_of(workers, num_blocks);
+  // rings[to * workers + from] carries from's hashes for worker to (from != to).
+  std::vector<std::unique_ptr<HashRing>> rings(std::size_t{workers} * workers);
+  for (unsigned to = 0; to < workers; ++to) {
+    for (unsigned from = 0; from < workers; ++from) {
+      if (from != to) rings[to * workers + from] = std::make_unique<HashRing>(ring_capacity);
+    }
+  }
+  const std::size_t per = (keys.n + workers - 1) / workers;
+  const bool oversubscribed = more_workers_than_cores(workers);
+  run_workers(workers, [&](unsigned w) {
+    alignas(64) std::uint64_t buf[kHashChunk];     // the chunk's hashes, where hashing writes them
+    alignas(64) std::uint64_t theirs[kHashChunk];  // the chunk's hashes for other workers, by worker
+    // Hashes of w's blocks not yet inserted: fewer than kHashChunk between
+    // chunks, so that a chunk's own hashes always fit, and each pop has room
+    // for at least one (insert_if_full empties it after any pop).
+    alignas(64) std::uint64_t inbox[2 * kHashChunk];
+    std::size_t waiting = 0;
+    const auto insert_if_full = [&] {
+      if (waiting >= kHashChunk) {
+        apply(inbox, waiting);
+        waiting = 0;
+      }
+    };
+    // Takes in everything the other workers have handed w; returns how many.
+    const auto receive = [&] {
+      std::size_t got = 0;
+      for (unsigned from = 0; from < workers; ++from) {
+        if (from == w) continue;
+        HashRing& in = *rings[w * workers + from];
+        for (std::size_t n; (n = in.pop(inbox + waiting, std::size(inbox) - waiting)) != 0;) {
+          got += n;
+          waiting += n;
+          insert_if_full();
+        }
+      }
+      return got;
+    };
+    std::uint8_t owner[kHashChunk];
+    std::uint32_t first[kMaxExchangeWorkers + 1];  // theirs[first[o], first[o + 1]) are worker o's
     const std::size_t lo = std::min(keys.n, w * per);
     const std::size_t hi = std::min(keys.n, lo + per);
     for (std::size_t s = lo; s < hi; s += kHashChunk) {
       const std::size_t c = std::min(kHashChunk, hi - s);
       const std::uint64_t* h = chunk_hashes(kernels, keys, s, c, spec, buf);
-      // Branch-free: half the keys are ours, at random, and GCC compiled a
-      // second counter (t += ours ? 0 : 1) to a branch that cost 1.4x in the
-      // whole add. Hash i goes to own[m] and to theirs[i - m], and m counts it
-      // if it is ours.
-      std::size_t m = 0;
-      for (std::size_t i = 0; i < c; ++i) {
-        const std::uint64_t x = h[i];
-        own[m] = x;
-        theirs[i - m] = x;
-        m += static_cast<std::size_t>(mine.contains(x));
+      std::uint64_t* const own = inbox + waiting;
+      if (workers == 2) {
+        // Branch-free: half the hashes are w's, at random, and GCC compiled a
+        // second counter (t += ours ? 0 : 1) to a branch that cost 1.4x in
+        // the whole add. Hash i goes to own[m] and to theirs[i - m], and m
+        // counts it if it is w's: worker 1's from h >> 32 = split on.
+        const std::uint64_t split = owner_of.first(1);
+        const bool w_is_1 = w == 1;
+        std::size_t m = 0;
+        for (std::size_t i = 0; i < c; ++i) {
+          const std::uint64_t x = h[i];
+          own[m] = x;
+          theirs[i - m] = x;
+          m += static_cast<std::size_t>(((x >> 32) >= split) == w_is_1);
+        }
+        waiting += m;
+        const unsigned other = 1 - w;
+        first[other] = 0;
+        first[other + 1] = static_cast<std::uint32_t>(c - m);
+      } else {
+        // A counting sort by owner: w's hashes to the inbox, the others' to
+        // theirs, each worker's together.
+        std::uint32_t count[kMaxExchangeWorkers] = {};
+        for (std::size_t i = 0; i < c; ++i) {
+          owner[i] = static_cast<std::uint8_t>(owner_of(h[i]));
+          ++count[owner[i]];
+        }
+        std::uint64_t* next[kMaxExchangeWorkers];
+        std::uint32_t at = 0;
+        for (unsigned o = 0; o < workers; ++o) {
+          first[o] = at;
+          next[o] = theirs + at;
+          if (o != w) at += count[o];
+        }
+        first[workers] = at;
+        next[w] = own;
+        for (std::size_t i = 0; i < c; ++i) *next[owner[i]]++ = h[i];
+        waiting += count[w];
       }
-      const std::size_t t = c - m;
-      // Theirs first, so the other worker has them as soon as it looks.
-      std::size_t sent = out.push(theirs, t);
-      if (sent < t) {  // a ring ahead: insert what the other handed us until it makes room
-        SpinWait wait(more_workers_than_cores(2));
-        for (; sent < t; sent += out.push(theirs + sent, t - sent)) {
-          if (in.drain(apply) == 0 && !wait.spin()) std::this_thread::yield();
+      // Theirs first, so the others have them as soon as they look.
+      for (unsigned step = 1; step < workers; ++step) {
+        const unsigned to = (w + step) % workers;
+        HashRing& out = *rings[to * workers + w];
+        const std::uint64_t* const send = theirs + first[to];
+        const std::size_t t = first[to + 1] - first[to];
+        std::size_t sent = out.push(send, t);
+        if (sent < t) {  // a ring ahead: take in what the others handed w until it makes room
+          SpinWait wait(oversubscribed);
+          for (; sent < t; sent += out.push(send + sent, t - sent)) {
+            if (receive() == 0 && !wait.spin()) std::this_thread::yield();
+          }
         }
       }
-      apply(own, m);
-      in.drain(apply);
+      insert_if_full();
+      receive();
     }
-    out.close();
-    SpinWait wait(more_workers_than_cores(2));
+    for (unsigned to = 0; to < workers; ++to) {
+      if (to != w) rings[to * workers + w]->close();
+    }
+    SpinWait wait(oversubscribed);
     for (;;) {
-      const bool last = in.closed();  // read before the drain: then that drain gets the rest
-      if (in.drain(apply) == 0) {
+      // Read before the receive: then that receive gets the rest.
+      bool last = true;
+      for (unsigned from = 0; from < workers; ++from) {
+        if (from != w && !rings[w * workers + from]->closed()) last = false;
+      }
+      if (receive() == 0) {
         if (last) break;
         if (!wait.spin()) std::this_thread::yield();
       }
     }
+    if (waiting != 0) apply(inbox, waiting);
   });
-}
-
-// Multi-threaded Bloom insertion for more than two workers, in rounds: each
-// worker hashes its next slice of keys and sorts the hashes by owner (worker
-// w owns blocks [w nb / W, (w+1) nb / W)); after a barrier each worker
-// inserts the hashes addressed to it.
-// apply(const std::uint64_t* hashes, std::size_t count) inserts without atomics.
-template <class Apply>
-void for_each_owned_hash_chunk(const CpuKernels& kernels, const KeyBatch& keys, HashSpec spec, unsigned workers,
-                               std::uint64_t num_blocks, Apply&& apply) {
-  constexpr std::size_t kRound = 16 * kHashChunk;  // keys per worker per round
-  const std::size_t per = (keys.n + workers - 1) / workers;
-  const std::size_t rounds = (per + kRound - 1) / kRound;
-  // sorted[w]: worker w's hashes of this round, grouped by owner;
-  // starts[w][o]..starts[w][o+1]: those owned by o.
-  std::vector<std::vector<std::uint64_t>> sorted(workers, std::vector<std::uint64_t>(kRound));
-  std::vector<std::vector<std::size_t>> starts(workers, std::vector<std::size_t>(workers + 1));
-  SpinBarrier sync(workers);
-  const Divider owner_of(num_blocks);  // block b belongs to worker b * workers / num_blocks
-
-  auto run = [&](unsigned w) {
-    std::vector<std::uint64_t> hashes(kRound);
-    std::vector<std::uint32_t> owner(kRound);
-    std::vector<std::size_t> fill(workers);
-    const std::size_t lo = std::min(keys.n, w * per);
-    const std::size_t hi = std::min(keys.n, lo + per);
-    for (std::size_t r = 0; r < rounds; ++r) {
-      const std::size_t first = std::min(hi, lo + r * kRound);
-      const std::size_t count = std::min(hi, first + kRound) - first;
-      for (std::size_t s = 0; s < count; s += kHashChunk) {
-        const std::size_t c = std::min(kHashChunk, count - s);
-        if (keys.kind == KeyKind::Prehashed) {
-          std::copy_n(static_cast<const std::uint64_t*>(keys.keys) + first + s, c, hashes.data() + s);
-        } else {
-          kernels.hash(keys, first + s, c, spec, hashes.data() + s);
-        }
-      }
-      std::fill(fill.begin(), fill.end(), 0);
-      for (std::size_t i = 0; i < count; ++i) {
-        owner[i] = static_cast<std::uint32_t>(owner_of(layout::block_index(hashes[i], num_blocks) * workers));
-        ++fill[owner[i]];
-      }
-      std::vector<std::size_t>& start = starts[w];
-      start[0] = 0;
-      for (unsigned o = 0; o < workers; ++o) start[o + 1] = start[o] + fill[o];
-      for (unsigned o = 0; o < workers; ++o) fill[o] = start[o];
-      for (std::size_t i = 0; i < count; ++i) sorted[w][fill[owner[i]]++] = hashes[i];
-      sync.arrive_and_wait();  // every worker's hashes of this round are sorted
-      for (unsigned src = 0; src < workers; ++src) {
-        const std::size_t b = starts[src][w];
-        apply(sorted[src].data() + b, starts[src][w + 1] - b);
-      }
-      sync.arrive_and_wait();  // all inserted: the buffers may be refilled
-    }
-  };
-  run_workers(workers, run);
 }
 
 }  // namespace probkit::detail

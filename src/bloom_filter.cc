@@ -162,15 +162,13 @@ void BloomFilter::add(const Keys& keys, Backend backend) {
   const unsigned workers = detail::workers_for(kb.n);
   const detail::BloomRef f = ref_of(storage_.data(), num_blocks_, k_, layout_);
   // Several workers write one filter (too large to copy, or a batch too small
-  // to repay the copies) by dividing its blocks (block_owners.hpp): two hand
-  // each other the hashes of the other's blocks; more sort them by owner in
-  // rounds.
+  // to repay the copies) by dividing its blocks (block_owners.hpp): each
+  // hands the others the hashes of their blocks.
   const bool shared = workers > 1 && (storage_.size() > kPrivateCopyMaxBytes || kb.n < storage_.size() / 8);
-  const auto insert = [&](const std::uint64_t* h, std::size_t n) { c.kernels->bloom_add(f, h, n); };
-  if (shared && workers == 2) {
-    detail::for_each_exchanged_hash_chunk(*c.kernels, kb, hash_, num_blocks_, insert);
-  } else if (shared) {
-    detail::for_each_owned_hash_chunk(*c.kernels, kb, hash_, workers, num_blocks_, insert);
+  if (shared) {
+    detail::for_each_exchanged_hash_chunk(
+        *c.kernels, kb, hash_, workers, num_blocks_,
+        [&](const std::uint64_t* h, std::size_t n) { c.kernels->bloom_add(f, h, n); });
   } else {
     // Worker 0 fills the filter; each extra worker (cache-sized filters only)
     // a private copy, ORed in at the end: cheaper than sorting hashes by owner

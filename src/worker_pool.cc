@@ -135,22 +135,6 @@ bool SpinWait::spin() {
   return true;
 }
 
-void SpinBarrier::arrive_and_wait() {
-  const std::uint32_t phase = phase_.load(std::memory_order_acquire);
-  if (waiting_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-    // The last to arrive re-arms the count before it opens the next phase,
-    // so that no worker can arrive early into a stale count.
-    waiting_.store(workers_, std::memory_order_relaxed);
-    phase_.fetch_add(1, std::memory_order_release);
-    phase_.notify_all();
-    return;
-  }
-  SpinWait wait(more_workers_than_cores(workers_));
-  while (phase_.load(std::memory_order_acquire) == phase) {
-    if (!wait.spin()) phase_.wait(phase, std::memory_order_acquire);
-  }
-}
-
 void run_workers(unsigned workers, const std::function<void(unsigned)>& fn) {
   if (workers <= 1) {
     fn(0);

@@ -1,22 +1,21 @@
 // Internal: persistent worker threads for the CPU bulk driver (and the CUDA
 // backend's staging copies).
 #pragma once
-#include <atomic>
 #include <chrono>
 #include <cstddef>
-#include <cstdint>
 #include <functional>
 
 namespace probkit::detail {
 
 // This machine's hardware threads (at least 1), read once: asking the system
 // on every bulk call (std::thread::hardware_concurrency reads /sys) cost about
-// 2.5 us, twenty times a one-key add, and as much at every barrier wait.
+// 2.5 us, twenty times a one-key add, and as much at every wait for another
+// worker.
 unsigned hardware_threads();
 
 // Runs fn(w) for every w in [0, workers): w = 0 on the calling thread, the
-// others on persistent pool threads, all at the same time (fn may wait on a
-// barrier). Returns when every call has returned. fn must not throw.
+// others on persistent pool threads, all at the same time (fn may wait for
+// what another worker does). Returns when every call has returned. fn must not throw.
 //
 // Why persistent: on virtual machines a freshly started or sleeping thread
 // can take a millisecond or more to get a core, as long as a whole bulk call
@@ -49,22 +48,6 @@ class SpinWait {
   std::chrono::steady_clock::time_point spin_end_;
   bool spinning_;
   unsigned polls_ = 0;
-};
-
-// A barrier for the workers of one run_workers call. It spins (for up to the
-// pool's spin time, then sleeps) where std::barrier sleeps after a few
-// microseconds: on the virtual machines we measure on, a worker put to sleep
-// at every round of a bulk call lost up to a millisecond getting its core
-// back, longer than the round itself.
-class SpinBarrier {
- public:
-  explicit SpinBarrier(unsigned workers) : workers_(workers), waiting_(workers) {}
-  void arrive_and_wait();
-
- private:
-  const unsigned workers_;
-  std::atomic<unsigned> waiting_;        // workers yet to arrive in this phase
-  std::atomic<std::uint32_t> phase_{0};  // goes up by one when the last arrives
 };
 
 }  // namespace probkit::detail

@@ -51,8 +51,7 @@ class Memory : public ::testing::Test {
     set_threads(0);  // every core: the multi-threaded paths allocate the most
     // First calls set up what lives for the whole process (worker threads,
     // dispatch tables), so that only the structures' own memory is measured.
-    for (std::uint64_t capacity :
-         {keys_.size(), 10 * keys_.size()}) {  // private copies; owner rounds
+    for (std::uint64_t capacity : {keys_.size(), 10 * keys_.size()}) {  // private copies; the exchange by block owner
       BloomFilter warm = BloomFilter::for_capacity(capacity, 0.01);
       warm.add(keys_);
       warm.contains(keys_, hits_);
@@ -76,7 +75,7 @@ TEST_F(Memory, BloomFilterHoldsItsBitsetAndO1More) {
       BloomFilter f = BloomFilter::for_capacity(capacity, 0.01);
       const std::size_t bitset = f.data().size();
       EXPECT_LE(heap_in_use() - before, allowed(bitset)) << "capacity " << capacity;
-      f.add(keys_);  // private copies (small filters) or owner rounds (large ones)
+      f.add(keys_);  // private copies (small filters) or the exchange by block owner (large ones)
       f.contains(keys_, hits_);
       EXPECT_EQ(f.count(keys_), keys_.size());
       EXPECT_LE(heap_in_use() - before, allowed(bitset))
