@@ -11,12 +11,14 @@ ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
 
 # The suite again under AddressSanitizer and UndefinedBehaviorSanitizer
 # (scripts/test-sanitize.sh --quick: -O1, one Highway target per x86 code
-# family, no accuracy statistics; about 5.5 minutes on two cores). Any report
-# fails it.
+# family, no accuracy statistics; about 5.5 minutes on two cores), then the
+# tests of the multi-threaded machinery under ThreadSanitizer (--thread
+# --quick, about 1.5 minutes). Any report fails them.
 if [[ -n ${PROBKIT_SKIP_SANITIZE:-} ]]; then
-  echo "test.sh: SKIPPED the sanitizer run (PROBKIT_SKIP_SANITIZE is set)"
+  echo "test.sh: SKIPPED the sanitizer runs (PROBKIT_SKIP_SANITIZE is set)"
 else
   scripts/test-sanitize.sh --quick
+  scripts/test-sanitize.sh --thread --quick
 fi
 
 # The Arm Highway targets, under qemu (scripts/test-arm64.sh, about 9 minutes on

@@ -1,10 +1,12 @@
 // The bulk driver's persistent worker pool (src/worker_pool.cc): every worker
 // index runs exactly once per call, calls from several user threads at once
-// (which contend for the pool) all complete, and bulk results stay identical.
+// (which contend for the pool) all complete, and bulk results stay identical
+// (scripts/test-sanitize.sh --thread --quick runs these under TSan).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <numeric>
 #include <thread>
@@ -62,6 +64,15 @@ TEST(WorkerPool, ConcurrentBulkCallsMatchOneThread) {
         s.add(keys);
         l.add(keys);
         if (!(h == want_hll) || !(s == want_small) || !(l == want_large)) mismatches.fetch_add(1);
+        // Queries too: private copies of the small filter, the large one shared.
+        for (const probkit::BloomFilter* f : {&want_small, &want_large}) {
+          std::vector<std::uint8_t> hits(keys.size(), 0);
+          f->contains(keys, hits);
+          if (std::count(hits.begin(), hits.end(), 1) != static_cast<std::ptrdiff_t>(keys.size()) ||
+              f->count(keys) != keys.size()) {
+            mismatches.fetch_add(1);
+          }
+        }
       }
     });
   }
