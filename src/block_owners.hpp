@@ -137,15 +137,19 @@ inline std::size_t exchange_ring_capacity(unsigned workers) {
 // chunks and sorted it by owner, and all met at a barrier, inserted the
 // hashes sorted to them, and met at a second one. Same guest and filter, u64
 // keys, medians of 11-15 alternated runs (two runs), rounds against this:
-//   2 workers, 32 MiB  24.2-25.9 against 19.2-20.2 (the two-worker ring
-//              before it: 20.3-20.9); 1 GiB 27.2-28.7 against 22.9-23.4
-//              (24.4-26.2)
+//   2 workers, 32 MiB  24.2-25.9 against 19.2-20.2; 1 GiB 27.2-28.7
+//              against 22.9-23.4
 //   3 workers, 32 MiB  37.7-40.7 against 31.1-31.6; 1 GiB 36.5-38.1 against
 //              32.7-34.3
 //   4 workers, 32 MiB  27.8-29.5 against 23.0-24.9; 1 GiB 30.2-32.8 against
 //              26.5-27.9
 // Three and four workers share the guest's two vCPUs there: no machine with
-// more cores has measured it yet.
+// more cores has measured it yet. At two workers it measured alike with the
+// pair of rings it replaced (which inserted what each drain gave it, about
+// half a chunk, where the inbox waits for a whole one): 1 GiB, in process,
+// 22.9-26.9 against 24.1-26.2 in five runs; bloom_add 1 GiB at two threads,
+// the two benchmark programs alternated nine times, medians of five
+// repetitions 72.1-92.6 M keys/s (median 81.1) against 66.7-95.2 (84.6).
 // apply(const std::uint64_t* hashes, std::size_t count) inserts without atomics;
 // ring_capacity (a power of two; 0: exchange_ring_capacity) is for tests.
 template <class Apply>
