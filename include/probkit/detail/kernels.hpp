@@ -1,6 +1,6 @@
 // The interface every CPU backend implements (scalar reference in
 // cpu/scalar.cc, Highway targets in cpu/simd.cc). The bulk driver
-// (src/bulk.cc) hashes keys in chunks and hands each chunk to these.
+// (src/bulk.hpp) hashes keys in chunks and hands each chunk to these.
 #pragma once
 #include <cstddef>
 #include <cstdint>
