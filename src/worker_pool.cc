@@ -141,9 +141,30 @@ void run_workers(unsigned workers, const std::function<void(unsigned)>& fn) {
     return;
   }
   if (Pool::instance().try_run(workers, fn)) return;
-  std::vector<std::jthread> threads;
-  threads.reserve(workers - 1);
-  for (unsigned w = 1; w < workers; ++w) threads.emplace_back(fn, w);
+  run_workers_on_new_threads(workers, fn, [](std::function<void()> body) { return std::jthread(std::move(body)); });
+}
+
+void run_workers_on_new_threads(unsigned workers, const std::function<void(unsigned)>& fn, const ThreadStarter& start) {
+  enum Gate : int { kWait, kRun, kCancel };
+  std::atomic<int> gate{kWait};
+  std::vector<std::jthread> threads;  // joined when they go out of scope, also on a throw
+  const auto open = [&](Gate how) {
+    gate.store(how, std::memory_order_release);
+    gate.notify_all();
+  };
+  try {
+    threads.reserve(workers - 1);
+    for (unsigned w = 1; w < workers; ++w) {
+      threads.push_back(start([&gate, &fn, w] {
+        gate.wait(kWait, std::memory_order_acquire);
+        if (gate.load(std::memory_order_acquire) == kRun) fn(w);
+      }));
+    }
+  } catch (...) {
+    open(kCancel);  // the threads started return without running fn
+    throw;
+  }
+  open(kRun);
   fn(0);
 }
 

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <thread>
 
 namespace probkit::detail {
 
@@ -21,8 +22,19 @@ unsigned hardware_threads();
 // can take a millisecond or more to get a core, as long as a whole bulk call
 // of a million keys; pool threads spin briefly after each call so that the
 // next call finds them awake. A second caller while the pool is busy (or a
-// nested call) gets plain threads instead.
+// nested call) gets new threads instead (run_workers_on_new_threads).
+//
+// fn runs for every worker or for none: where a thread cannot be started,
+// run_workers throws what starting it threw, and no worker has run fn (a
+// half-applied bulk call, or workers left waiting for one that never runs,
+// would be worse).
 void run_workers(unsigned workers, const std::function<void(unsigned)>& fn);
+
+// run_workers on workers - 1 threads of its own, each started by start(body)
+// (std::jthread(body); tests pass one that throws): no thread runs fn until
+// all have started, so where start throws none does.
+using ThreadStarter = std::function<std::jthread(std::function<void()>)>;
+void run_workers_on_new_threads(unsigned workers, const std::function<void(unsigned)>& fn, const ThreadStarter& start);
 
 // memcpy(dst, src, bytes) split over up to `workers` threads of run_workers,
 // each piece at least min_piece bytes (and a whole number of cache lines but

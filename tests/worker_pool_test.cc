@@ -2,18 +2,22 @@
 // index runs exactly once per call, calls from several user threads at once
 // (which contend for the pool) all complete, and bulk results stay identical
 // (scripts/test-sanitize.sh --thread --quick runs these under TSan).
+#include "worker_pool.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <numeric>
+#include <system_error>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "probkit/probkit.hpp"
-#include "worker_pool.hpp"
 
 namespace {
 
@@ -23,6 +27,32 @@ TEST(WorkerPool, EveryIndexRunsOncePerCall) {
       std::vector<std::atomic<int>> ran(workers);
       probkit::detail::run_workers(workers, [&](unsigned w) { ran[w].fetch_add(1); });
       for (unsigned w = 0; w < workers; ++w) ASSERT_EQ(ran[w].load(), 1) << "workers " << workers << " index " << w;
+    }
+  }
+}
+
+// The path of a nested call, or of a second caller while the pool is busy:
+// where a thread fails to start, the call throws and no worker has run, not
+// even those whose threads had started; where all start, each index runs once.
+TEST(WorkerPool, NoWorkerRunsWhereAThreadFailsToStart) {
+  for (unsigned fail_at : {0u, 1u, 3u, 99u}) {  // the starts before it succeed; 99: none fails
+    std::vector<std::atomic<int>> ran(5);
+    unsigned starts = 0;
+    const probkit::detail::ThreadStarter start = [&](std::function<void()> body) {
+      if (starts++ == fail_at) throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again));
+      return std::jthread(std::move(body));
+    };
+    const auto run = [&] {
+      probkit::detail::run_workers_on_new_threads(
+          5, [&](unsigned w) { ran[w].fetch_add(1); }, start);
+    };
+    if (fail_at < 4) {
+      EXPECT_THROW(run(), std::system_error) << "failing start " << fail_at;
+    } else {
+      run();
+    }
+    for (unsigned w = 0; w < 5; ++w) {
+      EXPECT_EQ(ran[w].load(), fail_at < 4 ? 0 : 1) << "failing start " << fail_at << ", worker " << w;
     }
   }
 }
