@@ -196,7 +196,10 @@ void for_each_exchanged_hash_chunk(const CpuKernels& kernels, const KeyBatch& ke
       }
       return got;
     };
-    std::uint8_t owner[kHashChunk];
+    // Owners as 32-bit words: stored as bytes (which may alias anything) the
+    // counting sort took 1.12-1.18x as long (1024 hashes in L1, 3 to 64
+    // workers, medians of 201: 4.4-5.0 against 5.3-5.8 TSC cycles per hash).
+    std::uint32_t owner[kHashChunk];
     std::uint32_t first[kMaxExchangeWorkers + 1];  // theirs[first[o], first[o + 1]) are worker o's
     const std::size_t lo = std::min(keys.n, w * per);
     const std::size_t hi = std::min(keys.n, lo + per);
@@ -231,7 +234,7 @@ void for_each_exchanged_hash_chunk(const CpuKernels& kernels, const KeyBatch& ke
         // theirs, each worker's together.
         std::uint32_t count[kMaxExchangeWorkers] = {};
         for (std::size_t i = 0; i < c; ++i) {
-          owner[i] = static_cast<std::uint8_t>(owner_of(h[i]));
+          owner[i] = owner_of(h[i]);
           ++count[owner[i]];
         }
         std::uint64_t* next[kMaxExchangeWorkers];
