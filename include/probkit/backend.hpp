@@ -42,6 +42,9 @@ std::string simd_target();
 
 // Threads used by bulk CPU calls; 0 means every core (the default, or the
 // environment variable PROBKIT_THREADS). Results are identical for any count.
+// A call may use fewer: a small batch one per 32768 keys, and a Bloom filter
+// add whose threads share the filter (one over 2 MiB, or a batch too small to
+// repay a copy per thread) at most 64, which hand each other hashes by block.
 void set_threads(unsigned n);
 unsigned threads();
 
