@@ -152,7 +152,12 @@ BloomFilter BloomFilter::for_bytes(std::size_t bytes, std::uint32_t k, BloomLayo
 }
 
 BloomFilter::BloomFilter(const BloomFilter& other) = default;
-BloomFilter& BloomFilter::operator=(const BloomFilter& other) = default;
+// The copy is made before any member of *this changes: if it throws (no memory,
+// a failed device copy), *this keeps its own shape and bitset.
+BloomFilter& BloomFilter::operator=(const BloomFilter& other) {
+  if (this != &other) *this = BloomFilter(other);
+  return *this;
+}
 
 void BloomFilter::add(const Keys& keys, Backend backend) {
   if (on_device()) return add(keys, Stream{}, backend);

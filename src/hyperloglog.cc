@@ -92,7 +92,12 @@ HyperLogLog::HyperLogLog(std::uint32_t p, HashSpec hash) : p_(p), hash_(hash) {
 HyperLogLog HyperLogLog::redis() { return HyperLogLog(14, HashSpec::redis()); }
 
 HyperLogLog::HyperLogLog(const HyperLogLog& other) = default;
-HyperLogLog& HyperLogLog::operator=(const HyperLogLog& other) = default;
+// The copy is made before any member of *this changes: if it throws (no memory,
+// a failed device copy), *this keeps its own precision and registers.
+HyperLogLog& HyperLogLog::operator=(const HyperLogLog& other) {
+  if (this != &other) *this = HyperLogLog(other);
+  return *this;
+}
 
 void HyperLogLog::add(const Keys& keys, Backend backend) {
   if (on_device()) return add(keys, Stream{}, backend);

@@ -33,6 +33,9 @@ class BloomFilter {
                                BloomLayout layout = BloomLayout::Cacheline512,
                                HashSpec hash = {});
 
+  // Copy assignment is all or nothing: if the copy throws (no memory, a
+  // failed device copy), the target keeps its shape and contents. A moved-from
+  // filter holds no memory: it may only be assigned to or destroyed.
   BloomFilter(const BloomFilter& other);
   BloomFilter& operator=(const BloomFilter& other);
   BloomFilter(BloomFilter&&) noexcept = default;

@@ -23,6 +23,9 @@ class HyperLogLog {
   // p = 14 with the Redis hash.
   static HyperLogLog redis();
 
+  // Copy assignment is all or nothing: if the copy throws (no memory, a
+  // failed device copy), the target keeps its shape and contents. A moved-from
+  // sketch holds no memory: it may only be assigned to or destroyed.
   HyperLogLog(const HyperLogLog& other);
   HyperLogLog& operator=(const HyperLogLog& other);
   HyperLogLog(HyperLogLog&&) noexcept = default;

@@ -1,0 +1,121 @@
+// An operation that cannot allocate throws probkit::Error and leaves its
+// object as it was (include/probkit/error.hpp): copy assignment, and bulk adds
+// whose threads work on private copies. The failures are injected by this
+// program's aligned_alloc, which refuses every request of at least
+// g_refuse_from bytes while that is non-zero.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <numeric>
+#include <vector>
+
+#include "probkit/probkit.hpp"
+
+namespace {
+std::atomic<std::size_t> g_refuse_from{0};
+
+// Refuses allocations of at least `bytes` for its lifetime.
+class RefuseAllocations {
+ public:
+  explicit RefuseAllocations(std::size_t bytes) { g_refuse_from.store(bytes); }
+  ~RefuseAllocations() { g_refuse_from.store(0); }
+};
+}  // namespace
+
+extern "C" void* aligned_alloc(std::size_t alignment, std::size_t size) {
+  const std::size_t refuse_from = g_refuse_from.load();
+  if (refuse_from != 0 && size >= refuse_from) return nullptr;
+  void* p = nullptr;
+  return posix_memalign(&p, alignment, size) == 0 ? p : nullptr;
+}
+
+namespace probkit {
+namespace {
+
+std::vector<std::uint64_t> iota_keys(std::size_t n, std::uint64_t first) {
+  std::vector<std::uint64_t> keys(n);
+  std::iota(keys.begin(), keys.end(), first);
+  return keys;
+}
+
+// The injection works: without it these tests would pass without a failure.
+TEST(AllocationFailure, IsInjected) {
+  const BloomFilter big(4096, 6);  // 256 KiB
+  RefuseAllocations refuse(128 << 10);
+  EXPECT_THROW(BloomFilter copy(big), Error);
+  EXPECT_THROW(BloomFilter(8192, 6), Error);
+  EXPECT_THROW(HyperLogLog(18), Error);  // 256 KiB of registers
+}
+
+// Assignment copies first: the shape fields must not change before the bytes
+// are in hand (with `= default` a failed copy left a 64-byte filter claiming
+// 4096 blocks, and the next add wrote past its end).
+TEST(AllocationFailure, CopyAssignmentLeavesTheTargetAsItWas) {
+  BloomFilter small(1, 6);
+  small.add(iota_keys(10, 1));
+  BloomFilter big(4096, 6, BloomLayout::Cacheline512);
+  big.add(iota_keys(1000, 100));
+  const BloomFilter before = small;
+  {
+    RefuseAllocations refuse(128 << 10);
+    EXPECT_THROW(small = big, Error);
+  }
+  EXPECT_EQ(small.num_blocks(), 1u);
+  EXPECT_EQ(small.size_bytes(), 64u);
+  EXPECT_EQ(small, before);
+  small.add(iota_keys(1000, 5000));  // within its own 64 bytes
+  EXPECT_EQ(BloomFilter::deserialize(small.serialize()), small);
+
+  HyperLogLog h4(4);
+  h4.add(iota_keys(100, 1));
+  HyperLogLog h16(16);
+  h16.add(iota_keys(100000, 1));
+  const HyperLogLog h4_before = h4;
+  {
+    RefuseAllocations refuse(32 << 10);
+    EXPECT_THROW(h4 = h16, Error);
+  }
+  EXPECT_EQ(h4.precision(), 4u);
+  EXPECT_EQ(h4.num_registers(), 16u);
+  EXPECT_EQ(h4, h4_before);
+  h4.add(iota_keys(1000, 7));
+  EXPECT_EQ(HyperLogLog::deserialize(h4.serialize()), h4);
+
+  small = big;  // and with memory to spare, the copy is made
+  EXPECT_EQ(small, big);
+}
+
+// Two threads on a filter of at most 2 MiB: the second works on a private copy
+// allocated before any key is inserted. No copy, no change.
+TEST(AllocationFailure, MultiThreadedAddsChangeNothing) {
+  set_threads(2);
+  const std::vector<std::uint64_t> keys = iota_keys(1 << 17, 1);
+  BloomFilter f(4096, 6);
+  f.add(iota_keys(100, 1 << 20));
+  const BloomFilter f_before = f;
+  HyperLogLog h(14);
+  h.add(iota_keys(100, 1 << 20));
+  const HyperLogLog h_before = h;
+  {
+    RefuseAllocations refuse(16 << 10);
+    EXPECT_THROW(f.add(keys), Error);
+    EXPECT_THROW(h.add(keys), Error);
+  }
+  EXPECT_EQ(f, f_before);
+  EXPECT_EQ(h, h_before);
+  f.add(keys);
+  h.add(keys);
+  set_threads(1);
+  BloomFilter f1 = f_before;
+  HyperLogLog h1 = h_before;
+  f1.add(keys);
+  h1.add(keys);
+  EXPECT_EQ(f, f1);
+  EXPECT_EQ(h, h1);
+  set_threads(0);
+}
+
+}  // namespace
+}  // namespace probkit
