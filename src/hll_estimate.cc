@@ -52,6 +52,15 @@ double hll_estimate_from_histogram(std::span<const std::uint32_t> c, std::uint32
     throw Error("hll estimate: histogram has " + std::to_string(c.size()) + " entries, expected " +
                 std::to_string(q + 2));
   }
+  if (c.data() == nullptr) throw Error("hll estimate: histogram pointer is null");
+  // Counts that do not add up to m make no sketch, and can drive tau() to the
+  // square root of a negative number, whose NaN never converges.
+  std::uint64_t registers = 0;
+  for (std::uint32_t count : c) registers += count;
+  if (registers != std::uint64_t{1} << p) {
+    throw Error("hll estimate: histogram counts " + std::to_string(registers) + " registers, expected 2^" +
+                std::to_string(p) + " = " + std::to_string(std::uint64_t{1} << p));
+  }
   const double m = static_cast<double>(std::uint64_t{1} << p);
   double z = m * tau((m - c[q + 1]) / m);
   for (std::uint32_t j = q; j >= 1; --j) {

@@ -3,6 +3,7 @@
 // and leaves the object it was applied to unchanged.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -55,6 +56,32 @@ TEST(BadInput, HllPrecisionOutOfRange) {
   expect_error([&] { (void)h.fold(3); }, {"fold", "3"});
   const std::vector<std::uint32_t> short_histogram(10, 0);
   expect_error([&] { (void)hll_estimate_from_histogram(short_histogram, 14); }, {"histogram"});
+}
+
+// A histogram must count exactly the 2^p registers. One register too many in
+// the top rank drove tau() to sqrt of a negative number and a loop that never
+// ended; all zeros gave infinity; a null pointer was read.
+TEST(BadInput, HllHistogramThatIsNoSketch) {
+  constexpr std::uint32_t p = 14, m = 1u << p;
+  std::vector<std::uint32_t> c(66 - p, 0);
+  c[0] = m;
+  EXPECT_EQ(hll_estimate_from_histogram(c, p), 0.0);  // a valid one: the empty sketch
+  c[0] = 0;
+  expect_error([&] { (void)hll_estimate_from_histogram(c, p); }, {"histogram", "0 registers", "16384"});
+  c[65 - p] = m + 1;
+  expect_error([&] { (void)hll_estimate_from_histogram(c, p); }, {"16385 registers"});
+  c[65 - p] = m - 1;
+  expect_error([&] { (void)hll_estimate_from_histogram(c, p); }, {"16383 registers"});
+  std::fill(c.begin(), c.end(), 0);
+  c[0] = std::numeric_limits<std::uint32_t>::max();  // a 32-bit sum would wrap to m
+  c[1] = m + 1;
+  expect_error([&] { (void)hll_estimate_from_histogram(c, p); }, {"registers"});
+  expect_error(
+      [&] {
+        (void)hll_estimate_from_histogram(
+            std::span<const std::uint32_t>(static_cast<const std::uint32_t*>(nullptr), 66 - p), p);
+      },
+      {"null"});
 }
 
 TEST(BadInput, FprOutsideZeroOne) {

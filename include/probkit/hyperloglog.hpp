@@ -86,7 +86,8 @@ class HyperLogLog {
   detail::Storage storage_;
 };
 
-// Ertl's improved estimator from a register histogram C[0 .. 65-p].
+// Ertl's improved estimator from a register histogram C[0 .. 65-p], whose
+// counts add up to the 2^p registers (else Error).
 double hll_estimate_from_histogram(std::span<const std::uint32_t> histogram, std::uint32_t p);
 
 }  // namespace probkit
