@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "block_owners.hpp"
+#include "bloom_shape.hpp"
 #include "bulk.hpp"
 #include "bytes.hpp"
 #include "cuda_backend.hpp"
@@ -17,23 +18,14 @@
 #include "probkit/error.hpp"
 
 namespace probkit {
-namespace {
+namespace detail {
 
-constexpr std::uint64_t kMaxBlocks = 0xFFFFFFFFULL;
-
-void validate_hash(HashSpec hash, const char* where) {
-  if (hash.kind != HashKind::Xxh64 && hash.kind != HashKind::Murmur64A) {
-    throw Error(std::string(where) + ": unknown hash kind " + std::to_string(static_cast<int>(hash.kind)) +
-                " (valid: 1 = xxh64, 2 = murmur64a)");
-  }
-}
-
-void validate_shape(std::uint64_t num_blocks, std::uint32_t k, BloomLayout layout, const char* where) {
+void validate_bloom_shape(std::uint64_t num_blocks, std::uint32_t k, BloomLayout layout, const char* where) {
   if (layout != BloomLayout::Cacheline512 && layout != BloomLayout::ParquetSbbf) {
     throw Error(std::string(where) + ": unknown layout " + std::to_string(static_cast<int>(layout)) +
                 " (valid: 1 = cacheline512, 2 = parquet_sbbf)");
   }
-  if (num_blocks < 1 || num_blocks > kMaxBlocks) {
+  if (num_blocks < 1 || num_blocks > kMaxBloomBlocks) {
     throw Error(std::string(where) + ": num_blocks = " + std::to_string(num_blocks) +
                 " is outside [1, 2^32-1]");
   }
@@ -42,6 +34,17 @@ void validate_shape(std::uint64_t num_blocks, std::uint32_t k, BloomLayout layou
   }
   if (layout == BloomLayout::ParquetSbbf && k != layout::kSbbfK) {
     throw Error(std::string(where) + ": k = " + std::to_string(k) + " but parquet_sbbf always uses k = 8");
+  }
+}
+
+}  // namespace detail
+
+namespace {
+
+void validate_hash(HashSpec hash, const char* where) {
+  if (hash.kind != HashKind::Xxh64 && hash.kind != HashKind::Murmur64A) {
+    throw Error(std::string(where) + ": unknown hash kind " + std::to_string(static_cast<int>(hash.kind)) +
+                " (valid: 1 = xxh64, 2 = murmur64a)");
   }
 }
 
@@ -134,14 +137,14 @@ WorkerCopies query_copies(detail::BloomRef filter, std::size_t bytes, unsigned w
 
 BloomFilter::BloomFilter(std::uint64_t num_blocks, std::uint32_t k, BloomLayout layout, HashSpec hash)
     : layout_(layout), k_(k), num_blocks_(num_blocks), hash_(hash) {
-  validate_shape(num_blocks, k, layout, "BloomFilter");
+  detail::validate_bloom_shape(num_blocks, k, layout, "BloomFilter");
   validate_hash(hash, "BloomFilter");
   storage_ = detail::Storage(num_blocks * layout::block_bytes(layout));
 }
 
 BloomFilter BloomFilter::for_bytes(std::size_t bytes, std::uint32_t k, BloomLayout layout, HashSpec hash) {
   if (layout != BloomLayout::Cacheline512 && layout != BloomLayout::ParquetSbbf) {
-    validate_shape(1, k, layout, "for_bytes");
+    detail::validate_bloom_shape(1, k, layout, "for_bytes");
   }
   const std::uint64_t nb = bytes / layout::block_bytes(layout);
   if (nb == 0) {
@@ -413,7 +416,7 @@ BloomFilter BloomFilter::deserialize(std::span<const std::uint8_t> bytes) {
     if (p[i] != 0) throw Error("PKBF: reserved byte " + std::to_string(i) + " is not zero");
   }
   const auto num_blocks = read_le<std::uint64_t>(p + 24);
-  validate_shape(num_blocks, k, layout, "PKBF");
+  detail::validate_bloom_shape(num_blocks, k, layout, "PKBF");
   validate_hash(hash, "PKBF");
   const std::uint64_t payload = num_blocks * layout::block_bytes(layout);
   if (bytes.size() - kHeaderBytes - 8 != payload) {

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <string>
 
+#include "bloom_shape.hpp"
 #include "probkit/bloom_filter.hpp"
 #include "probkit/error.hpp"
 
@@ -19,20 +20,28 @@ double poisson_mixture(double lambda, BloomLayout layout, std::uint32_t k) {
   const double hi = lambda + 14 * sd + 40;
   const double log_lambda = std::log(lambda);
   double sum = 0.0;
+  double weight = 0.0;  // of the terms summed so far
   for (double i = lo; i <= hi; i += 1) {
-    const double pois = std::exp(-lambda + i * log_lambda - std::lgamma(i + 1));
     double fp;
     if (layout == BloomLayout::Cacheline512) {
       fp = std::pow(1.0 - std::pow(1.0 - 1.0 / 512, i * k), k);
     } else {
       fp = std::pow(1.0 - std::pow(1.0 - 1.0 / 32, i), 8);
     }
+    // fp grows with i and is exactly 1 from i ~ 20000 on (sooner for larger
+    // k): every later term is its Poisson weight, together what is left of 1.
+    // So the sum ends within ~20000 terms even where lambda is so large that
+    // i += 1 no longer moves i.
+    if (fp == 1.0) {
+      sum += std::max(0.0, 1.0 - weight);
+      break;
+    }
+    const double pois = std::exp(-lambda + i * log_lambda - std::lgamma(i + 1));
+    weight += pois;
     sum += pois * fp;
   }
   return std::min(1.0, sum);
 }
-
-constexpr std::uint64_t kMaxBlocks = 0xFFFFFFFFULL;
 
 // Sizing aims this factor below the requested fpr. The model treats a query's
 // k probes as independent bits, but one key's 9-bit probe positions all come
@@ -50,7 +59,7 @@ double sizing_margin(BloomLayout layout, std::uint32_t k) {
 
 double bloom_model_fpr(BloomLayout layout, std::uint64_t num_blocks, std::uint32_t k,
                        std::uint64_t n) {
-  if (num_blocks == 0) throw Error("bloom_model_fpr: num_blocks must be >= 1");
+  detail::validate_bloom_shape(num_blocks, k, layout, "bloom_model_fpr");
   return poisson_mixture(static_cast<double>(n) / static_cast<double>(num_blocks), layout, k);
 }
 
@@ -66,13 +75,13 @@ BloomFilter BloomFilter::for_capacity(std::uint64_t capacity, double fpr, BloomL
   const double block_bits = layout == BloomLayout::Cacheline512 ? 512.0 : 256.0;
   // No filter beats log2(1/fpr) bits per key: a lower bound for the search.
   const double min_bits = static_cast<double>(capacity) * std::log2(1.0 / fpr);
-  const std::uint64_t lo_bound =
-      std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::min(min_bits / block_bits, double(kMaxBlocks))));
+  const std::uint64_t lo_bound = std::max<std::uint64_t>(
+      1, static_cast<std::uint64_t>(std::min(min_bits / block_bits, double(detail::kMaxBloomBlocks))));
 
   auto smallest_blocks = [&](std::uint32_t k) -> std::uint64_t {  // 0 = impossible
     const double aim = fpr / sizing_margin(layout, k);
-    if (bloom_model_fpr(layout, kMaxBlocks, k, capacity) > aim) return 0;
-    std::uint64_t lo = lo_bound, hi = kMaxBlocks;  // invariant: model(hi) <= aim
+    if (bloom_model_fpr(layout, detail::kMaxBloomBlocks, k, capacity) > aim) return 0;
+    std::uint64_t lo = lo_bound, hi = detail::kMaxBloomBlocks;  // invariant: model(hi) <= aim
     if (bloom_model_fpr(layout, lo, k, capacity) <= aim) return lo;
     while (hi - lo > 1) {
       const std::uint64_t mid = lo + (hi - lo) / 2;

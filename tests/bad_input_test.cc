@@ -84,6 +84,28 @@ TEST(BadInput, HllHistogramThatIsNoSketch) {
       {"null"});
 }
 
+// The false-positive model takes any n: past about 20000 keys per block every
+// term is 1, so the sum ends there (it used to step i += 1 up to n / num_blocks,
+// which at 2^53 and above never moved i).
+TEST(BadInput, BloomModelOfHugeLoads) {
+  for (BloomLayout layout : {BloomLayout::Cacheline512, BloomLayout::ParquetSbbf}) {
+    const std::uint32_t k = layout == BloomLayout::Cacheline512 ? 6 : 8;
+    for (std::uint64_t n : {std::uint64_t{1} << 40, std::uint64_t{1} << 53, std::uint64_t{1} << 60,
+                            std::numeric_limits<std::uint64_t>::max()}) {
+      SCOPED_TRACE(n);
+      EXPECT_EQ(bloom_model_fpr(layout, 1, k, n), 1.0);
+      EXPECT_EQ(BloomFilter(1, k, layout).expected_fpr(n), 1.0);
+    }
+  }
+  // Loads just short of saturation still sum every term.
+  EXPECT_LT(bloom_model_fpr(BloomLayout::Cacheline512, 1, 1, 2000), 1.0);
+  EXPECT_GT(bloom_model_fpr(BloomLayout::Cacheline512, 1, 1, 2000), 0.97);  // 0.9798
+  expect_error([] { (void)bloom_model_fpr(BloomLayout::Cacheline512, 1, 0, 10); }, {"bloom_model_fpr", "k = 0"});
+  expect_error([] { (void)bloom_model_fpr(BloomLayout::Cacheline512, 1, 17, 10); }, {"k = 17"});
+  expect_error([] { (void)bloom_model_fpr(BloomLayout::ParquetSbbf, 1, 6, 10); }, {"parquet_sbbf"});
+  expect_error([] { (void)bloom_model_fpr(static_cast<BloomLayout>(3), 1, 6, 10); }, {"layout"});
+}
+
 TEST(BadInput, FprOutsideZeroOne) {
   for (double fpr : {0.0, 1.0, -0.01, 1.5, std::numeric_limits<double>::quiet_NaN(),
                      std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()}) {
