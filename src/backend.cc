@@ -155,6 +155,10 @@ void set_simd_target(std::string_view name) {
 std::string simd_target() { return simd_choice(supported_targets()).name; }
 
 void set_threads(unsigned n) {
+  if (n > detail::kMaxThreads) {
+    throw Error("set_threads: " + std::to_string(n) + " is not a thread count in [0, " +
+                std::to_string(detail::kMaxThreads) + "]");
+  }
   g_threads.store(n);
   g_threads_set.store(true);
 }
@@ -165,8 +169,9 @@ unsigned threads() {
     if (const char* env = std::getenv("PROBKIT_THREADS")) {
       char* end = nullptr;
       const unsigned long v = std::strtoul(env, &end, 10);
-      if (end == env || *end != '\0' || v > 4096) {
-        throw Error(std::string("PROBKIT_THREADS='") + env + "' is not a thread count in [0, 4096]");
+      if (end == env || *end != '\0' || v > detail::kMaxThreads) {
+        throw Error(std::string("PROBKIT_THREADS='") + env + "' is not a thread count in [0, " +
+                    std::to_string(detail::kMaxThreads) + "]");
       }
       n = static_cast<unsigned>(v);
     }

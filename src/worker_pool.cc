@@ -105,8 +105,9 @@ class Pool {
   std::mutex call_mutex_;  // one pooled call at a time
   std::atomic<bool> oversubscribed_{false};
   std::vector<std::thread> threads_;
-  static constexpr unsigned kWorkerBits = 16;  // probkit::threads() is at most 4096
+  static constexpr unsigned kWorkerBits = 16;
   static constexpr std::uint64_t kWorkerMask = (std::uint64_t{1} << kWorkerBits) - 1;
+  static_assert(kMaxThreads <= kWorkerMask, "a call's worker count must fit its bits of state_");
   // generation << kWorkerBits | workers of that call (the caller included);
   // the generation goes up by one per call.
   std::atomic<std::uint64_t> state_{0};
@@ -119,7 +120,7 @@ class Pool {
 }  // namespace
 
 unsigned hardware_threads() {
-  static const unsigned n = std::max(1u, std::thread::hardware_concurrency());
+  static const unsigned n = std::clamp(std::thread::hardware_concurrency(), 1u, kMaxThreads);
   return n;
 }
 

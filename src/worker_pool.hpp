@@ -14,6 +14,11 @@ namespace probkit::detail {
 // worker.
 unsigned hardware_threads();
 
+// The most threads a bulk call may use (set_threads and PROBKIT_THREADS refuse
+// more, hardware_threads reports no more): the pool packs a call's worker count
+// into 16 bits, and keeps every thread it starts.
+inline constexpr unsigned kMaxThreads = 4096;
+
 // Runs fn(w) for every w in [0, workers): w = 0 on the calling thread, the
 // others on persistent pool threads, all at the same time (fn may wait for
 // what another worker does). Returns when every call has returned. fn must not throw.

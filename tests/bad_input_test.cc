@@ -232,6 +232,21 @@ TEST(BadInput, StringOffsetsAcrossWorkers) {
   set_threads(0);
 }
 
+// The worker pool packs a call's worker count into 16 bits and keeps every
+// thread it starts: 4096 is the most a call may ask for, by either route.
+TEST(BadInput, ThreadCountOutOfRange) {
+  set_threads(3);
+  for (unsigned n : {4097u, 70000u, ~0u}) {
+    expect_error([&] { set_threads(n); }, {"set_threads", std::to_string(n), "[0, 4096]"});
+    EXPECT_EQ(threads(), 3u) << "a refused count must leave the setting as it was";
+  }
+  set_threads(4096);
+  EXPECT_EQ(threads(), 4096u);
+  set_threads(0);
+  EXPECT_GE(threads(), 1u);
+  EXPECT_LE(threads(), 4096u);
+}
+
 TEST(BadInput, NullDataWithNonZeroCount) {
   BloomFilter f(4, 4);
   HyperLogLog h(8);

@@ -40,8 +40,9 @@ void set_simd_target(std::string_view name);
 // The target the Simd backend uses now.
 std::string simd_target();
 
-// Threads used by bulk CPU calls; 0 means every core (the default, or the
-// environment variable PROBKIT_THREADS). Results are identical for any count.
+// Threads used by bulk CPU calls, at most 4096 (else Error); 0 means every
+// core (the default, or the environment variable PROBKIT_THREADS). Results are
+// identical for any count.
 // A call may use fewer: a small batch one per 32768 keys, and a Bloom filter
 // add whose threads share the filter (one over 2 MiB, or a batch too small to
 // repay a copy per thread) at most 64, which hand each other hashes by block.
