@@ -15,6 +15,7 @@
 #include "bytes.hpp"
 #include "cuda_backend.hpp"
 #include "dispatch.hpp"
+#include "key_ranges.hpp"
 #include "probkit/error.hpp"
 
 namespace probkit {
@@ -165,6 +166,7 @@ BloomFilter& BloomFilter::operator=(const BloomFilter& other) {
 void BloomFilter::add(const Keys& keys, Backend backend) {
   if (on_device()) return add(keys, Stream{}, backend);
   detail::cuda::require_host_keys(keys.batch(), "add");
+  detail::require_keys_apart(keys.batch(), storage_.data(), storage_.size(), "add", "the filter's own bitset");
   const detail::CpuChoice c = detail::resolve_cpu(backend);
   const detail::KeyBatch& kb = keys.batch();
   const unsigned workers = detail::workers_for(kb.n);
@@ -199,6 +201,7 @@ void BloomFilter::contains(const Keys& keys, std::span<std::uint8_t> out, Backen
   }
   if (out.data() == nullptr && !out.empty()) throw Error("contains: output pointer is null");
   detail::cuda::require_host_keys(keys.batch(), "contains");
+  detail::require_keys_apart(keys.batch(), out.data(), out.size(), "contains", "the output");
   const detail::CpuChoice c = detail::resolve_cpu(backend);
   const detail::KeyBatch& kb = keys.batch();
   const unsigned workers = detail::workers_for(kb.n);
@@ -233,6 +236,7 @@ std::uint64_t BloomFilter::count(const Keys& keys, Backend backend) const {
 void BloomFilter::add(const Keys& keys, Stream stream, Backend backend) {
   if (!on_device()) return add(keys, backend);
   detail::cuda::require_device_backend(backend);
+  detail::require_keys_apart(keys.batch(), storage_.data(), storage_.size(), "add", "the filter's own bitset");
   detail::cuda::bloom_add(ref_of(storage_.data(), num_blocks_, k_, layout_), keys.batch(), hash_,
                           launch_on(device(), stream, true));
   detail::note_served(Backend::Cuda, detail::cuda::device_label(device()));
@@ -241,6 +245,7 @@ void BloomFilter::add(const Keys& keys, Stream stream, Backend backend) {
 void BloomFilter::add_async(const Keys& keys, Stream stream, Backend backend) {
   if (!on_device()) return add(keys, backend);
   detail::cuda::require_device_backend(backend);
+  detail::require_keys_apart(keys.batch(), storage_.data(), storage_.size(), "add", "the filter's own bitset");
   detail::cuda::bloom_add(ref_of(storage_.data(), num_blocks_, k_, layout_), keys.batch(), hash_,
                           launch_on(device(), stream, false));
   detail::note_served(Backend::Cuda, detail::cuda::device_label(device()));
@@ -265,6 +270,7 @@ void BloomFilter::contains_on_device(const Keys& keys, std::span<std::uint8_t> o
   }
   if (out.data() == nullptr && !out.empty()) throw Error("contains: output pointer is null");
   detail::cuda::require_device_backend(backend);
+  detail::require_keys_apart(keys.batch(), out.data(), out.size(), "contains", "the output");
   detail::cuda::bloom_contains(ref_of(const_cast<std::uint8_t*>(storage_.data()), num_blocks_, k_, layout_),
                                keys.batch(), hash_, out.data(), nullptr, launch_on(device(), stream, wait));
   detail::note_served(Backend::Cuda, detail::cuda::device_label(device()));

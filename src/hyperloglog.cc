@@ -9,6 +9,7 @@
 #include "bytes.hpp"
 #include "cuda_backend.hpp"
 #include "dispatch.hpp"
+#include "key_ranges.hpp"
 #include "probkit/error.hpp"
 
 namespace probkit {
@@ -102,6 +103,7 @@ HyperLogLog& HyperLogLog::operator=(const HyperLogLog& other) {
 void HyperLogLog::add(const Keys& keys, Backend backend) {
   if (on_device()) return add(keys, Stream{}, backend);
   detail::cuda::require_host_keys(keys.batch(), "add");
+  detail::require_keys_apart(keys.batch(), storage_.data(), storage_.size(), "add", "the sketch's own registers");
   const detail::CpuChoice c = detail::resolve_cpu(backend);
   const detail::KeyBatch& kb = keys.batch();
   const unsigned workers = detail::workers_for(kb.n);
@@ -135,6 +137,7 @@ void HyperLogLog::add(const Keys& keys, Backend backend) {
 void HyperLogLog::add(const Keys& keys, Stream stream, Backend backend) {
   if (!on_device()) return add(keys, backend);
   detail::cuda::require_device_backend(backend);
+  detail::require_keys_apart(keys.batch(), storage_.data(), storage_.size(), "add", "the sketch's own registers");
   detail::cuda::hll_add(storage_.data(), p_, keys.batch(), hash_, {device(), stream.get(), true});
   detail::note_served(Backend::Cuda, detail::cuda::device_label(device()));
 }
@@ -142,6 +145,7 @@ void HyperLogLog::add(const Keys& keys, Stream stream, Backend backend) {
 void HyperLogLog::add_async(const Keys& keys, Stream stream, Backend backend) {
   if (!on_device()) return add(keys, backend);
   detail::cuda::require_device_backend(backend);
+  detail::require_keys_apart(keys.batch(), storage_.data(), storage_.size(), "add", "the sketch's own registers");
   detail::cuda::hll_add(storage_.data(), p_, keys.batch(), hash_, {device(), stream.get(), false});
   detail::note_served(Backend::Cuda, detail::cuda::device_label(device()));
 }

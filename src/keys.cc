@@ -1,12 +1,15 @@
 #include "probkit/keys.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cuda_backend.hpp"
 #include "dispatch.hpp"
+#include "key_ranges.hpp"
 #include "probkit/error.hpp"
 #include "worker_pool.hpp"
 
@@ -104,7 +107,40 @@ detail::KeyBatch strings(StringBatch<Offset> s, detail::KeyKind kind, KeyMemory 
   return b;
 }
 
+bool overlap(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes) {
+  const auto x = reinterpret_cast<std::uintptr_t>(a);
+  const auto y = reinterpret_cast<std::uintptr_t>(b);
+  return a_bytes != 0 && b_bytes != 0 && x < y + b_bytes && y < x + a_bytes;
+}
+
+std::size_t key_array_bytes(const detail::KeyBatch& kb) {
+  switch (kb.kind) {
+    case detail::KeyKind::U32:
+      return kb.n * sizeof(std::uint32_t);
+    case detail::KeyKind::U64:
+    case detail::KeyKind::Prehashed:
+      return kb.n * sizeof(std::uint64_t);
+    case detail::KeyKind::Offsets32:
+      return (kb.n + 1) * sizeof(std::int32_t);
+    case detail::KeyKind::Offsets64:
+      return (kb.n + 1) * sizeof(std::int64_t);
+    case detail::KeyKind::Views:
+      return kb.n * sizeof(std::string_view);
+  }
+  return 0;
+}
+
 }  // namespace
+
+void detail::require_keys_apart(const KeyBatch& keys, const void* p, std::size_t bytes, const char* op,
+                                const char* what) {
+  if (keys.n == 0) return;  // reads nothing
+  const bool strings = keys.kind == KeyKind::Offsets32 || keys.kind == KeyKind::Offsets64;
+  if (overlap(keys.keys, key_array_bytes(keys), p, bytes) ||
+      (strings && overlap(keys.data, keys.data_size, p, bytes))) {
+    throw Error(std::string(op) + ": the keys overlap " + what);
+  }
+}
 
 Keys::Keys(std::span<const std::uint32_t> keys, KeyMemory where)
     : batch_(fixed_width(keys, detail::KeyKind::U32, where, "uint32")) {}

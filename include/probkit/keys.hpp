@@ -1,5 +1,9 @@
 // A non-owning view of a batch of keys of any kind that bulk calls accept
 // (DESIGN.md §2). Validated on construction: a bad batch never reaches a kernel.
+// Being a view, it checks string offsets once, when made: after changing the
+// offsets, make a new Keys. A bulk call throws Error for keys whose memory
+// overlaps what it writes (the filter's bitset, the sketch's registers,
+// contains' output); the bytes a string_view points to are not checked.
 #pragma once
 #include <cstddef>
 #include <cstdint>
