@@ -28,10 +28,15 @@ bool is_device_pointer(const void* p);
 // "cuda:N <device name>", for last_served().
 std::string device_label(int device);
 
-// Host-resident objects read keys on the CPU: keys said (or detected, for
-// strings) to be in device memory are an error there, not a crash.
+// Host-resident objects read keys on the CPU: keys said or detected to be in
+// device memory are an error there, not a crash. A string batch's offsets
+// were looked up when it was made; its bytes, and fixed-width keys, are
+// looked up here (one pointer query per call, none in builds without CUDA).
 inline void require_host_keys(const KeyBatch& keys, const char* op) {
-  if (keys.memory == static_cast<std::uint8_t>(KeyMemory::Device)) {
+  const bool strings = keys.kind == KeyKind::Offsets32 || keys.kind == KeyKind::Offsets64;
+  const bool detected = keys.memory == static_cast<std::uint8_t>(KeyMemory::Detect) && keys.n != 0 &&
+                        keys.kind != KeyKind::Views && is_device_pointer(strings ? keys.data : keys.keys);
+  if (detected || keys.memory == static_cast<std::uint8_t>(KeyMemory::Device)) {
     throw Error(std::string(op) + ": the keys are in device memory but the object is in host memory; "
                 "move it with to_device() first");
   }

@@ -515,10 +515,26 @@ TEST(CudaBloom, CpuBackendsOnADeviceObjectAreErrors) {
   BloomFilter host(64, 6);
   EXPECT_THROW(host.add(dk.keys(KeyKind::U64, KeyMemory::Device)), probkit::Error);
   EXPECT_THROW(host.add(dk.keys(KeyKind::Str64, KeyMemory::Detect)), probkit::Error);  // detected
+  for (KeyKind k : {KeyKind::U32, KeyKind::U64, KeyKind::Prehashed}) {
+    EXPECT_THROW(host.add(dk.keys(k, KeyMemory::Detect)), probkit::Error) << key_kind_name(k);
+  }
+  {  // offsets on the host, string bytes on the device
+    const KeyColumn& strings = keys.column(KeyKind::Str32);
+    const Keys host_keys = strings.keys();
+    const auto& batch = host_keys.batch();
+    const auto* offsets = static_cast<const std::int32_t*>(batch.keys);
+    const DeviceVector<std::uint8_t> bytes(std::vector<std::uint8_t>(batch.data, batch.data + batch.data_size));
+    const Keys split(
+        probkit::StringBatch<std::int32_t>{std::span<const std::int32_t>(offsets, batch.n + 1), bytes.cspan()});
+    EXPECT_THROW(host.add(split), probkit::Error);
+  }
   std::vector<std::uint8_t> hits(100);
   EXPECT_THROW(host.contains(dk.keys(KeyKind::U32, KeyMemory::Device), hits), probkit::Error);
+  EXPECT_THROW(host.contains(dk.keys(KeyKind::U64, KeyMemory::Detect), hits), probkit::Error);
   HyperLogLog hh(10);
   EXPECT_THROW(hh.add(dk.keys(KeyKind::U64, KeyMemory::Device)), probkit::Error);
+  EXPECT_THROW(hh.add(dk.keys(KeyKind::U64, KeyMemory::Detect)), probkit::Error);
+  EXPECT_TRUE(hh == HyperLogLog(10));
   EXPECT_TRUE(host == BloomFilter(64, 6));
 }
 
