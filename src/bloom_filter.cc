@@ -313,6 +313,11 @@ bool BloomFilter::contains(std::string_view key) const {
   return count(Keys(std::span<const std::string_view>(one))) == 1;
 }
 
+bool BloomFilter::contains(std::uint32_t key) const {
+  const std::uint32_t one[1] = {key};
+  return count(Keys(std::span<const std::uint32_t>(one))) == 1;
+}
+
 bool BloomFilter::contains(std::uint64_t key) const {
   const std::uint64_t one[1] = {key};
   return count(Keys(std::span<const std::uint64_t>(one))) == 1;

@@ -19,3 +19,27 @@ TEST(Smoke, BloomAndHll) {
   std::uint64_t k = 12345;
   EXPECT_EQ(probkit::hash(k), XXH64(&k, 8, 0));
 }
+
+template <class Filter>
+concept TakesAnIntKey = requires(const Filter& f) {
+  f.contains(5);
+};
+
+// The single-key contains hashes a key as a batch of its type does: a uint32
+// key widened to 64 bits (before there was a uint32 overload) hashed 8 bytes,
+// and about 99% of the keys a uint32 column had added read as absent.
+TEST(Smoke, SingleKeyContainsMatchesTheBatchItsKeyCameFrom) {
+  std::vector<std::uint32_t> narrow(1000);
+  std::iota(narrow.begin(), narrow.end(), 0u);
+  std::vector<std::uint64_t> wide(1000);
+  std::iota(wide.begin(), wide.end(), std::uint64_t{1} << 40);
+  auto bf = probkit::BloomFilter::for_capacity(2000, 0.01);
+  bf.add(narrow);
+  bf.add(wide);
+  for (std::uint32_t k : narrow) ASSERT_TRUE(bf.contains(k)) << "uint32 key " << k;
+  for (std::uint64_t k : wide) ASSERT_TRUE(bf.contains(k)) << "uint64 key " << k;
+  std::uint64_t widened_hits = 0;
+  for (std::uint32_t k : narrow) widened_hits += bf.contains(std::uint64_t{k});
+  EXPECT_LT(widened_hits, 100u) << "a uint32 key's 8-byte hash is another key";
+  static_assert(!TakesAnIntKey<probkit::BloomFilter>, "an int key must say its width");
+}

@@ -50,8 +50,11 @@ class BloomFilter {
                 Backend backend = Backend::Auto) const;
   // Number of keys of the batch that may be present (no per-key output).
   std::uint64_t count(const Keys& keys, Backend backend = Backend::Auto) const;
-  // One key, for convenience.
+  // One key, for convenience, hashed as in a batch of its type (DESIGN.md §2):
+  // a uint32_t as its 4 bytes, a uint64_t as its 8. Other integer types are
+  // ambiguous (as for probkit::hash): cast to the width the keys were added at.
   bool contains(std::string_view key) const;
+  bool contains(std::uint32_t key) const;
   bool contains(std::uint64_t key) const;
 
   // Stream-taking forms for device-resident filters (a host filter runs them
