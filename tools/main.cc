@@ -61,7 +61,8 @@ int main(int argc, char** argv) {
   try {
     const int status = dispatch(std::vector<std::string>(argv + 1, argv + argc));
     std::cout.flush();
-    if (!std::cout) {
+    // bench prints with printf: C stdio's buffer is flushed and checked too.
+    if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {
       report("cannot write standard output");
       return 1;
     }

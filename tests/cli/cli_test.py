@@ -6,6 +6,7 @@ import math
 import os
 import random
 import signal
+import stat
 import subprocess
 import time
 import unittest
@@ -202,6 +203,13 @@ class HllTest(CliTestCase):
         self.assert_fails(["hll", "add", "--hash", "redis", s, self.path("x.txt")], mentions="hash")
         self.assertEqual(self.read("s.pkhl"), before)
 
+    def test_count_of_a_saturated_sketch(self):
+        # Every register at its maximum: the estimate is infinite, which no
+        # integer holds (llround of it printed -9223372036854775808).
+        redis = self.write("full.redis", support.encode_dense(bytes([51]) * support.HLL_REGISTERS))
+        run(["hll", "import", "--redis", redis, self.path("full.pkhl")])
+        self.assertEqual(run(["hll", "count", self.path("full.pkhl")])[1], b"inf\n")
+
     def test_export_needs_redis_mode(self):
         s = self.path("s.pkhl")
         run(["hll", "add", s], stdin=b"a\n")
@@ -280,6 +288,16 @@ class BloomTest(CliTestCase):
                            stdin=lines_bytes(b"%d" % i for i in range(5000)))
         self.assertEqual(code, 0)
         self.assertIn("warning", err)
+
+    def test_saturated_filter_warns(self):
+        # Every bit set: the estimated count is infinite (the warning said the
+        # false-positive rate was "about 0").
+        code, _, err = run(["bloom", "build", "--capacity", "300", "--fpr", "0.01", "-o", self.path("f.pkbf")],
+                           stdin=lines_bytes(b"%d" % i for i in range(100_000)))
+        self.assertEqual(code, 0)
+        self.assertIn("saturated", err)
+        self.assertIn("false-positive rate 1", err)
+        self.assertIn("expected_fpr: 1\n", run(["bloom", "info", self.path("f.pkbf")])[1].decode())
 
     def test_empty_filter(self):
         f = self.build(b"", 1000)
@@ -414,6 +432,61 @@ class BadInputTest(CliTestCase):
         self.assert_fails(["hll", "merge", self.path("missing-dir/m.pkhl"), self.make_sketch()],
                           mentions="missing-dir")
 
+    def test_output_through_links_keeps_them_and_its_mode(self):
+        real = self.make_sketch()  # a, b
+        link = self.path("link.pkhl")
+        os.symlink("s.pkhl", link)
+        run(["hll", "add", link], stdin=b"c\n")
+        self.assertTrue(os.path.islink(link), "the link was replaced by a file")
+        self.assertEqual(run(["hll", "count", real])[1], b"3\n")
+        os.chmod(real, 0o600)
+        run(["hll", "add", real], stdin=b"d\n")
+        self.assertEqual(os.stat(real).st_mode & 0o777, 0o600, "a private sketch was made world-readable")
+        dangling = self.path("later.pkhl")
+        os.symlink("made-later.pkhl", dangling)
+        run(["hll", "add", dangling], stdin=b"x\n")
+        self.assertTrue(os.path.islink(dangling))
+        self.assertEqual(run(["hll", "count", self.path("made-later.pkhl")])[1], b"1\n")
+
+    def test_read_only_output_is_refused(self):
+        sketch = self.make_sketch()
+        before = self.read("s.pkhl")
+        os.chmod(sketch, 0o444)
+        as_user = None
+        if os.geteuid() == 0:  # root may write anything: run as nobody, as the shell's `>` would refuse
+            os.chmod(self.dir, 0o777)
+            as_user = lambda: (os.setgid(65534), os.setuid(65534))
+        p = subprocess.run([support.PROBKIT, "hll", "add", sketch], input=b"z\n", capture_output=True,
+                           preexec_fn=as_user)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("Permission denied", p.stderr.decode())
+        self.assertEqual(self.read("s.pkhl"), before)
+        self.assertEqual(os.stat(sketch).st_mode & 0o777, 0o444)
+        self.assert_no_stray_files(["s.pkhl"])
+
+    def test_output_to_devices_and_long_names(self):
+        args = ["bloom", "build", "--capacity", "1000", "--fpr", "0.01", "-o"]
+        keys = b"a\nb\nc\n"
+        run(args + [self.path("f.pkbf")], stdin=keys)
+        self.assertEqual(run(args + ["/dev/stdout"], stdin=keys)[1], self.read("f.pkbf"))
+        run(args + ["/dev/null"], stdin=keys)
+        self.assertTrue(stat.S_ISCHR(os.stat("/dev/null").st_mode), "/dev/null was replaced")
+        long_name = "n" * 250 + ".pkbf"  # 255 bytes: the temporary file's name must still fit
+        run(args + [self.path(long_name)], stdin=keys)
+        self.assertEqual(self.read(long_name), self.read("f.pkbf"))
+        self.assert_no_stray_files(["f.pkbf", long_name])
+
+    def test_closed_stdin_is_not_read_from_a_file(self):
+        # With descriptor 0 closed, opening the sketch or filter file gets 0:
+        # it used to be taken for standard input, read to its end and kept.
+        sketch, bloom = self.make_sketch(), self.make_filter()
+        before = self.read("s.pkhl")
+        for args in (["hll", "add", sketch], ["bloom", "query", "--absent", bloom]):
+            p = subprocess.run([support.PROBKIT, *args], capture_output=True, preexec_fn=lambda: os.close(0))
+            self.assertEqual(p.returncode, 1, (args, p.stderr))
+            self.assertIn("standard input", p.stderr.decode())
+        self.assertEqual(self.read("s.pkhl"), before)
+
     def test_backend_cuda_on_host_fails_cleanly(self):
         self.assert_fails(["distinct", "--backend", "cuda"], stdin=b"a\n", mentions="cuda")
 
@@ -444,6 +517,28 @@ class BadInputTest(CliTestCase):
             self.assertEqual(self.read("s.pkhl"), sketch)
 
 
+    @unittest.skipIf(os.environ.get("PROBKIT_SANITIZER") == "thread",
+                     "under ThreadSanitizer a signal to a thread blocked on a lock waits until the lock is taken")
+    def test_hangup_ignored_at_start_stays_ignored(self):
+        # nohup, or a shell's background job: the caller chose to survive the
+        # signal, and the output must still be written.
+        p = subprocess.Popen([support.PROBKIT, "hll", "add", self.path("s.pkhl")], stdin=subprocess.PIPE,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
+        p.stdin.write(b"a\nb\n")
+        p.stdin.flush()
+        deadline = time.time() + 10
+        while time.time() < deadline and not any(".probkit-" in f for f in os.listdir(self.dir)):
+            time.sleep(0.02)
+        p.send_signal(signal.SIGHUP)
+        time.sleep(0.2)
+        self.assertIsNone(p.poll(), "SIGHUP ended a run that ignored it")
+        p.stdin.write(b"c\n")
+        p.stdin.close()
+        self.assertEqual(p.wait(timeout=10), 0, p.stderr.read())
+        self.assertEqual(run(["hll", "count", self.path("s.pkhl")])[1], b"3\n")
+
+
 class BenchTest(CliTestCase):
     def test_bench_small_runs_every_backend_and_agrees(self):
         code, out, err = run(["bench", "--keys", "200000", "--string-keys", "20000", "--absent-keys", "20000",
@@ -452,6 +547,13 @@ class BenchTest(CliTestCase):
         self.assertEqual(code, 0, err)
         self.assertIn("scalar", text)
         self.assertTrue(text.rstrip().endswith("all backends bit-identical to scalar: yes"), text)
+
+    def test_bench_reports_write_errors(self):
+        with open("/dev/full", "wb") as full:
+            p = subprocess.run([support.PROBKIT, "bench", "--keys", "1000", "--string-keys", "100", "--absent-keys",
+                                "100", "--reps", "1"], stdout=full, stderr=subprocess.PIPE)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("cannot write standard output", p.stderr.decode())
 
 
 if __name__ == "__main__":

@@ -50,6 +50,14 @@ def redis_registers(keys) -> bytes:
     return bytes(regs)
 
 
+def encode_dense(registers: bytes) -> bytes:
+    """A dense Redis HLL string holding these 16384 registers (cached count 0)."""
+    payload = 0
+    for j, r in enumerate(registers):
+        payload |= r << (6 * j)
+    return b"HYLL" + bytes(12) + payload.to_bytes(REDIS_DENSE_BYTES - 16, "little")
+
+
 def decode_dense(s: bytes) -> bytes:
     """Registers of a dense Redis HLL string (6 bits each, little-endian bit order)."""
     assert len(s) == REDIS_DENSE_BYTES and s[:4] == b"HYLL" and s[4] == 0, (len(s), s[:5])

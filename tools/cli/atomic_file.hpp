@@ -1,7 +1,11 @@
 // Output files that appear whole or not at all: bytes go to a temporary file
 // in the destination's folder, which is renamed over the destination only
 // after every byte is written. A failure, an exception or a signal
-// (SIGINT, SIGTERM, SIGHUP) removes the temporary file.
+// (SIGINT, SIGTERM, SIGHUP, unless ignored at start) removes the temporary
+// file. A destination reached through symbolic links is the file they lead
+// to (the links stay); an existing one keeps its permissions, and a
+// read-only one is an error. A device or pipe (/dev/stdout) is written in
+// place.
 #pragma once
 #include <cstdint>
 #include <span>
@@ -24,8 +28,10 @@ class AtomicFile {
 
  private:
   std::string path_;
+  std::string target_;  // path_ with symbolic links followed: what commit() replaces
   std::string temp_path_;
   int fd_ = -1;
+  bool in_place_ = false;  // a device or pipe, written directly
   bool committed_ = false;
 };
 

@@ -31,7 +31,10 @@ const char* kind_of(const std::vector<std::uint8_t>& bytes) {
 }  // namespace
 
 std::vector<std::uint8_t> read_whole_file(const std::string& path) {
-  const int fd = path == "-" ? STDIN_FILENO : open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Whether to close is the path's to say, not the descriptor's: with standard
+  // input closed, open() returns 0 for a named file.
+  const bool from_stdin = path == "-";
+  const int fd = from_stdin ? STDIN_FILENO : open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw InputError("cannot open " + quoted(path) + ": " + std::strerror(errno));
   struct stat st {};
   if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
@@ -46,13 +49,13 @@ std::vector<std::uint8_t> read_whole_file(const std::string& path) {
     if (r < 0) {
       if (errno == EINTR) continue;
       const int e = errno;
-      if (fd != STDIN_FILENO) close(fd);
+      if (!from_stdin) close(fd);
       throw InputError("cannot read " + quoted(path) + ": " + std::strerror(e));
     }
     if (r == 0) break;
     out.insert(out.end(), buf, buf + r);
   }
-  if (fd != STDIN_FILENO) close(fd);
+  if (!from_stdin) close(fd);
   return out;
 }
 

@@ -59,7 +59,13 @@ int bloom_build(const Args& argv) {
   add_lines(reader, keys, common, filter);
   save(output, filter);
   const double inserted = filter.estimated_count();
-  if (inserted > 1.1 * static_cast<double>(n)) {
+  if (!std::isfinite(inserted)) {
+    // Every bit set: the popcount estimate is infinite, and every query hits.
+    std::fprintf(stderr,
+                 "probkit: warning: the filter is saturated (every bit set): far more distinct keys than "
+                 "--capacity %llu; every query will answer 'maybe present' (false-positive rate 1, not %g)\n",
+                 static_cast<unsigned long long>(n), fpr);
+  } else if (inserted > 1.1 * static_cast<double>(n)) {
     std::fprintf(stderr, "probkit: warning: about %.0f distinct keys is more than --capacity %llu; the "
                  "false-positive rate is about %.3g, not %g\n",
                  inserted, static_cast<unsigned long long>(n), filter.expected_fpr(static_cast<std::uint64_t>(inserted)), fpr);

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <exception>
 #include <iostream>
@@ -163,6 +164,11 @@ void write_stdout(std::string_view bytes) {
     p += w;
     left -= static_cast<std::size_t>(w);
   }
+}
+
+std::string count_text(double estimate) {
+  if (!(estimate < 9.2e18)) return "inf";  // llround's range ends at 2^63
+  return std::to_string(std::llround(estimate));
 }
 
 }  // namespace probkit::cli

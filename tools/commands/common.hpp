@@ -49,6 +49,11 @@ void add_lines(ChunkReader& reader, const KeySpec& keys, const Common& common, B
 void filter_lines(ChunkReader& reader, const KeySpec& keys, const Common& common, const BloomFilter& filter,
                   bool want_present);
 
+// An HLL estimate as `hll count` and `distinct` print it: rounded as Redis's
+// PFCOUNT rounds it, or "inf" for a saturated sketch (every register at its
+// maximum), whose estimate no integer holds.
+std::string count_text(double estimate);
+
 // Writes all bytes to standard output (InputError on failure).
 void write_stdout(std::string_view bytes);
 

@@ -25,7 +25,7 @@ int run_distinct(const Args& argv) {
   const KeySpec keys = key_spec(args);
   ChunkReader reader(args.operands());
   add_lines(reader, keys, common, sketch);
-  std::cout << std::llround(sketch.estimate()) << "\n";
+  std::cout << count_text(sketch.estimate()) << "\n";
   return 0;
 }
 

@@ -78,7 +78,7 @@ int hll_count(const Args& argv) {
   }
   apply_common(args);
   if (args.operands().empty()) throw UsageError("hll count: missing SKETCH (see --help)");
-  std::cout << std::llround(merge_all(args.operands()).estimate()) << "\n";
+  std::cout << count_text(merge_all(args.operands()).estimate()) << "\n";
   return 0;
 }
 
