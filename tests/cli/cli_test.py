@@ -464,17 +464,27 @@ class BadInputTest(CliTestCase):
         self.assertEqual(os.stat(sketch).st_mode & 0o777, 0o444)
         self.assert_no_stray_files(["s.pkhl"])
 
-    def test_output_to_devices_and_long_names(self):
+    def test_output_to_pipes_and_long_names(self):
+        # A pipe is written in place. (Only pipes of this test's own: a
+        # regression must not replace the machine's /dev/stdout or /dev/null,
+        # as the old rename did when run as root.)
         args = ["bloom", "build", "--capacity", "1000", "--fpr", "0.01", "-o"]
         keys = b"a\nb\nc\n"
         run(args + [self.path("f.pkbf")], stdin=keys)
-        self.assertEqual(run(args + ["/dev/stdout"], stdin=keys)[1], self.read("f.pkbf"))
-        run(args + ["/dev/null"], stdin=keys)
-        self.assertTrue(stat.S_ISCHR(os.stat("/dev/null").st_mode), "/dev/null was replaced")
+        self.assertEqual(run(args + ["/dev/fd/1"], stdin=keys)[1], self.read("f.pkbf"))
+        fifo = self.path("fifo")
+        os.mkfifo(fifo)
+        reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # the filter's 1320 bytes fit the pipe's buffer
+        try:
+            run(args + [fifo], stdin=keys)
+            self.assertEqual(os.read(reader, 1 << 16), self.read("f.pkbf"))
+        finally:
+            os.close(reader)
+        self.assertTrue(stat.S_ISFIFO(os.stat(fifo).st_mode), "the FIFO was replaced by a file")
         long_name = "n" * 250 + ".pkbf"  # 255 bytes: the temporary file's name must still fit
         run(args + [self.path(long_name)], stdin=keys)
         self.assertEqual(self.read(long_name), self.read("f.pkbf"))
-        self.assert_no_stray_files(["f.pkbf", long_name])
+        self.assert_no_stray_files(["f.pkbf", "fifo", long_name])
 
     def test_closed_stdin_is_not_read_from_a_file(self):
         # With descriptor 0 closed, opening the sketch or filter file gets 0:
