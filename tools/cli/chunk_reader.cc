@@ -6,13 +6,80 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 
 #include "cli/errors.hpp"
 
 namespace probkit::cli {
+namespace {
+
+// Regular files are read through memory mappings. A file that shrinks while
+// it is read (log rotation's copytruncate does that) raises SIGBUS on the
+// pages past its new end: the handler below maps a page of zeros there and
+// notes which mapping it was, so the reader runs on, and next() then fails the
+// command. No output is committed from bytes the file no longer holds.
+constexpr int kGuardSlots = 64;  // inputs mapped at once; more are streamed
+struct GuardSlot {
+  std::atomic<bool> taken{false};
+  std::atomic<std::uintptr_t> begin{0};  // 0: no mapping here
+  std::atomic<std::uintptr_t> end{0};
+};
+GuardSlot g_guard[kGuardSlots];
+std::atomic<int> g_shrunk{-1};  // the slot of the first mapping that lost pages
+std::uintptr_t g_page_size = 4096;
+struct sigaction g_previous_sigbus {};
+
+extern "C" void on_sigbus(int, siginfo_t* info, void*) {
+  const auto at = reinterpret_cast<std::uintptr_t>(info->si_addr);
+  for (int slot = 0; slot < kGuardSlots; ++slot) {
+    const std::uintptr_t begin = g_guard[slot].begin.load(std::memory_order_acquire);
+    if (begin == 0 || at < begin || at >= g_guard[slot].end.load(std::memory_order_acquire)) continue;
+    void* page = reinterpret_cast<void*>(at & ~(g_page_size - 1));
+    if (mmap(page, g_page_size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) break;
+    int none = -1;
+    g_shrunk.compare_exchange_strong(none, slot);
+    return;  // the faulting read runs again and finds zeros
+  }
+  // Not a mapped input: a real fault. Under the previous disposition (by
+  // default, termination) the read faults again.
+  sigaction(SIGBUS, &g_previous_sigbus, nullptr);
+}
+
+// Registers [p, p + bytes) with the handler; returns its slot, or -1 when
+// every slot is taken.
+int guard_mapping(const void* p, std::size_t bytes) {
+  static std::once_flag installed;
+  std::call_once(installed, [] {
+    g_page_size = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+    struct sigaction sa {};
+    sa.sa_sigaction = on_sigbus;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGBUS, &sa, &g_previous_sigbus);
+  });
+  for (int slot = 0; slot < kGuardSlots; ++slot) {
+    bool free = false;
+    if (!g_guard[slot].taken.compare_exchange_strong(free, true)) continue;
+    const auto begin = reinterpret_cast<std::uintptr_t>(p);
+    g_guard[slot].end.store(begin + bytes, std::memory_order_release);
+    g_guard[slot].begin.store(begin, std::memory_order_release);
+    return slot;
+  }
+  return -1;
+}
+
+void unguard_mapping(int slot) {
+  g_guard[slot].begin.store(0, std::memory_order_release);
+  g_guard[slot].end.store(0, std::memory_order_release);
+  g_guard[slot].taken.store(false, std::memory_order_release);
+}
+
+}  // namespace
 
 struct ChunkReader::Input {
   std::string name;
@@ -22,11 +89,13 @@ struct ChunkReader::Input {
   const std::uint8_t* map = nullptr;
   std::size_t size = 0;
   std::size_t offset = 0;
+  int guard_slot = -1;  // its slot with the SIGBUS handler
   // Streamed input: the partial line left over from the last read.
   std::vector<std::uint8_t> carry;
   bool eof = false;
 
   ~Input() {
+    if (guard_slot >= 0) unguard_mapping(guard_slot);
     if (map != nullptr) munmap(const_cast<std::uint8_t*>(map), size);
     if (owns_fd && fd >= 0) close(fd);
   }
@@ -68,7 +137,13 @@ ChunkReader::ChunkReader(std::vector<std::string> paths, std::size_t chunk_bytes
     if (S_ISREG(st.st_mode) && st.st_size > 0) {
       const off_t pos = lseek(in->fd, 0, SEEK_CUR);  // standard input may be partly read
       void* m = mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_PRIVATE, in->fd, 0);
+      const int slot = m != MAP_FAILED ? guard_mapping(m, static_cast<std::size_t>(st.st_size)) : -1;
+      if (m != MAP_FAILED && slot < 0) {  // no slot to guard it: streamed instead
+        munmap(m, static_cast<std::size_t>(st.st_size));
+        m = MAP_FAILED;
+      }
       if (m != MAP_FAILED) {
+        in->guard_slot = slot;
         madvise(m, static_cast<std::size_t>(st.st_size), MADV_SEQUENTIAL);
         in->map = static_cast<const std::uint8_t*>(m);
         in->size = static_cast<std::size_t>(st.st_size);
@@ -94,10 +169,22 @@ bool ChunkReader::all_mapped() const {
 
 bool ChunkReader::next(std::vector<std::uint8_t>& buffer, std::span<const std::uint8_t>& chunk) {
   std::lock_guard lock(mutex_);
+  throw_if_shrunk();
   if (cancelled_.load()) return false;
   const bool got = next_locked(buffer, chunk);
+  throw_if_shrunk();  // every worker's last call comes here too, after its last chunk
   if (got) progress_->advance(chunk.size());
   return got;
+}
+
+void ChunkReader::throw_if_shrunk() const {
+  const int slot = g_shrunk.load();
+  if (slot < 0) return;
+  for (const auto& in : inputs_) {
+    if (in->guard_slot == slot) {
+      throw InputError("cannot read " + in->name + ": it shrank while it was read (truncated or rotated?)");
+    }
+  }
 }
 
 bool ChunkReader::next_locked(std::vector<std::uint8_t>& buffer, std::span<const std::uint8_t>& chunk) {

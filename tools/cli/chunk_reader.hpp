@@ -1,6 +1,8 @@
 // Input: a list of files (or standard input) cut into chunks of whole lines.
-// Regular files are memory-mapped and chunks are slices of the mapping;
-// pipes and terminals are read in large blocks into the caller's buffer.
+// Regular files are memory-mapped and chunks are slices of the mapping (a
+// file that shrinks meanwhile reads as zeros past its new end, and next()
+// then throws InputError); pipes and terminals are read in large blocks into
+// the caller's buffer.
 // Several worker threads may pull chunks at once.
 #pragma once
 #include <atomic>
@@ -47,6 +49,8 @@ class ChunkReader {
  private:
   struct Input;
   bool next_locked(std::vector<std::uint8_t>& buffer, std::span<const std::uint8_t>& chunk);
+  // InputError if one of this reader's mapped files lost pages while read.
+  void throw_if_shrunk() const;
 
   std::mutex mutex_;
   std::vector<std::unique_ptr<Input>> inputs_;
