@@ -526,6 +526,14 @@ class BadInputTest(CliTestCase):
             return
         self.skipTest("probkit read 16 million lines before it could be stopped")
 
+    def test_endless_sketch_input_stops(self):
+        # No sketch file is larger than 1 MiB: reading one stops there (it
+        # read /dev/zero, or `yes`, until memory ran out).
+        self.assert_fails(["hll", "count", "/dev/zero"], mentions="more than 1048576 bytes")
+        self.assert_fails(["hll", "import", "--redis", "-", self.path("x.pkhl")], stdin=b"y\n" * 600_000,
+                          mentions="not a Redis HyperLogLog string")
+        self.assert_no_stray_files([])
+
     def test_backend_cuda_on_host_fails_cleanly(self):
         self.assert_fails(["distinct", "--backend", "cuda"], stdin=b"a\n", mentions="cuda")
 

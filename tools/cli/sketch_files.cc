@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <string>
 
 #include "cli/atomic_file.hpp"
 #include "cli/errors.hpp"
@@ -30,7 +31,7 @@ const char* kind_of(const std::vector<std::uint8_t>& bytes) {
 
 }  // namespace
 
-std::vector<std::uint8_t> read_whole_file(const std::string& path) {
+std::vector<std::uint8_t> read_whole_file(const std::string& path, std::uint64_t max_bytes, const char* what) {
   // Whether to close is the path's to say, not the descriptor's: with standard
   // input closed, open() returns 0 for a named file.
   const bool from_stdin = path == "-";
@@ -54,6 +55,11 @@ std::vector<std::uint8_t> read_whole_file(const std::string& path) {
     }
     if (r == 0) break;
     out.insert(out.end(), buf, buf + r);
+    if (out.size() > max_bytes) {
+      if (!from_stdin) close(fd);
+      throw InputError(quoted(path) + " is not a " + what + ": it holds more than " + std::to_string(max_bytes) +
+                       " bytes");
+    }
   }
   if (!from_stdin) close(fd);
   return out;
@@ -67,7 +73,7 @@ bool file_exists(const std::string& path) {
 }
 
 HyperLogLog load_hll(const std::string& path) {
-  const std::vector<std::uint8_t> bytes = read_whole_file(path);
+  const std::vector<std::uint8_t> bytes = read_whole_file(path, kMaxSketchFileBytes, "sketch");
   const char* kind = kind_of(bytes);
   if (kind != nullptr && !starts_with(bytes, "PKHL")) {
     std::string hint = starts_with(bytes, "HYLL") ? "; convert it with 'probkit hll import --redis'" : "";

@@ -11,8 +11,13 @@
 
 namespace probkit::cli {
 
-// The whole file ("-" = standard input); InputError when it cannot be read.
-std::vector<std::uint8_t> read_whole_file(const std::string& path);
+// The whole file ("-" = standard input); InputError when it cannot be read,
+// or when it holds more than max_bytes (then `what` names what it should be).
+std::vector<std::uint8_t> read_whole_file(const std::string& path, std::uint64_t max_bytes = UINT64_MAX,
+                                          const char* what = "file");
+// More bytes than any sketch file holds (PKHL at p = 18: 262,168; a Redis
+// string: under 17,000): reading stops there, so `hll count /dev/zero` ends.
+inline constexpr std::uint64_t kMaxSketchFileBytes = std::uint64_t{1} << 20;
 bool file_exists(const std::string& path);
 
 // A probkit HyperLogLog file (PKHL); InputError naming the file otherwise.

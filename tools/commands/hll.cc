@@ -137,7 +137,7 @@ int hll_import(const Args& argv) {
   if (!args.has("redis")) throw UsageError("hll import: say which format: --redis (the only one)");
   if (args.operands().size() != 2) throw UsageError("hll import: needs BYTES and SKETCH (see --help)");
   const std::string& source = args.operands()[0];
-  std::vector<std::uint8_t> bytes = read_whole_file(source);
+  std::vector<std::uint8_t> bytes = read_whole_file(source, kMaxSketchFileBytes, "Redis HyperLogLog string");
   HyperLogLog sketch;
   try {
     sketch = HyperLogLog::from_redis(bytes);
