@@ -33,7 +33,7 @@ std::string device_label(int device);
 // were looked up when it was made; its bytes, and fixed-width keys, are
 // looked up here (one pointer query per call, none in builds without CUDA).
 inline void require_host_keys(const KeyBatch& keys, const char* op) {
-  const bool strings = keys.kind == KeyKind::Offsets32 || keys.kind == KeyKind::Offsets64;
+  const bool strings = has_offsets(keys.kind);
   const bool detected = keys.memory == static_cast<std::uint8_t>(KeyMemory::Detect) && keys.n != 0 &&
                         keys.kind != KeyKind::Views && is_device_pointer(strings ? keys.data : keys.keys);
   if (detected || keys.memory == static_cast<std::uint8_t>(KeyMemory::Device)) {

@@ -135,7 +135,7 @@ std::size_t key_array_bytes(const detail::KeyBatch& kb) {
 void detail::require_keys_apart(const KeyBatch& keys, const void* p, std::size_t bytes, const char* op,
                                 const char* what) {
   if (keys.n == 0) return;  // reads nothing
-  const bool strings = keys.kind == KeyKind::Offsets32 || keys.kind == KeyKind::Offsets64;
+  const bool strings = has_offsets(keys.kind);
   if (overlap(keys.keys, key_array_bytes(keys), p, bytes) ||
       (strings && overlap(keys.data, keys.data_size, p, bytes))) {
     throw Error(std::string(op) + ": the keys overlap " + what);

@@ -7,6 +7,9 @@ namespace probkit::detail {
 
 enum class KeyKind : std::uint8_t { U32, U64, Prehashed, Offsets32, Offsets64, Views };
 
+// Arrow-style strings: n + 1 offsets in `keys`, the bytes in `data`.
+inline bool has_offsets(KeyKind k) { return k == KeyKind::Offsets32 || k == KeyKind::Offsets64; }
+
 struct KeyBatch {
   KeyKind kind = KeyKind::U64;
   std::size_t n = 0;             // number of keys
