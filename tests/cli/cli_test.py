@@ -353,9 +353,20 @@ class BadInputTest(CliTestCase):
                            (["bloom", "build", "--capacity", "10", "--fpr", "0", "-o", out], "--fpr"),
                            (["bloom", "build", "--capacity", "10", "--fpr", "nan", "-o", out], "--fpr"),
                            (["bloom", "build", "--capacity", "10", "--fpr", "0.1x", "-o", out], "--fpr"),
-                           (["bench", "--keys", "0"], "--keys")):
+                           (["bench", "--keys", "0"], "--keys"),
+                           # Only plain decimals: strtod alone took these.
+                           (["distinct", "--precision", "0x10"], "--precision"),
+                           (["distinct", "--precision", " 14"], "--precision"),
+                           (["distinct", "--precision", "+14"], "--precision"),
+                           (["bloom", "build", "--capacity", "1e", "--fpr", "0.01", "-o", out], "--capacity"),
+                           (["bloom", "build", "--capacity", "10", "--fpr", "0x1p-4", "-o", out], "--fpr"),
+                           (["bloom", "build", "--capacity", "10", "--fpr", " 0.1", "-o", out], "--fpr"),
+                           (["bloom", "build", "--capacity", "10", "--fpr", ".", "-o", out], "--fpr")):
             self.assert_fails(args, stdin=b"a\n", mentions=what)
         self.assert_no_stray_files([])
+        # What people write still works.
+        for capacity, fpr in (("1e6", "0.001"), ("1000", "1e-3"), ("2.5e3", ".05"), ("1E4", "5E-2")):
+            run(["bloom", "build", "--capacity", capacity, "--fpr", fpr, "-o", out], stdin=b"a\n")
 
     def test_bad_options_and_operands(self):
         self.assert_fails([], mentions="command")

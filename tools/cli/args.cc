@@ -70,6 +70,35 @@ ParsedArgs parse(const std::vector<std::string>& args, const std::vector<OptionS
   return out;
 }
 
+namespace {
+
+// A number as people write one in decimal: [-]digits[.digits][e[+-]digits],
+// with at least one digit before the exponent. strtod alone also takes
+// leading spaces, '+', hexadecimal ("0x10"), "inf" and "nan".
+bool plain_decimal(std::string_view s) {
+  std::size_t i = 0;
+  const auto digits = [&] {
+    const std::size_t from = i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+    return i - from;
+  };
+  if (i < s.size() && s[i] == '-') ++i;
+  std::size_t mantissa = digits();
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    mantissa += digits();
+  }
+  if (mantissa == 0) return false;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+    if (digits() == 0) return false;
+  }
+  return i == s.size();
+}
+
+}  // namespace
+
 std::uint64_t parse_u64(std::string_view option, std::string_view text, std::uint64_t min,
                         std::uint64_t max) {
   std::uint64_t v = 0;
@@ -79,7 +108,7 @@ std::uint64_t parse_u64(std::string_view option, std::string_view text, std::uin
     // Also accept a whole number in scientific notation, as "1e6".
     const std::string s(text);
     char* e = nullptr;
-    const double d = s.empty() ? NAN : std::strtod(s.c_str(), &e);
+    const double d = plain_decimal(s) ? std::strtod(s.c_str(), &e) : NAN;
     ok = e == s.c_str() + s.size() && d >= 0 && d == std::floor(d) && d < 1.8446744073709552e19;
     v = ok ? static_cast<std::uint64_t>(d) : 0;
   }
@@ -94,8 +123,9 @@ double parse_double(std::string_view option, std::string_view text, double min_e
                     double max_exclusive) {
   const std::string s(text);
   char* end = nullptr;
-  const double d = s.empty() ? NAN : std::strtod(s.c_str(), &end);
-  if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(d) || d <= min_exclusive || d >= max_exclusive) {
+  const double d = plain_decimal(s) ? std::strtod(s.c_str(), &end) : NAN;
+  if (!plain_decimal(s) || end != s.c_str() + s.size() || !std::isfinite(d) || d <= min_exclusive ||
+      d >= max_exclusive) {
     throw UsageError("--" + std::string(option) + " '" + s + "' is not a number in (" +
                      std::to_string(min_exclusive) + ", " + std::to_string(max_exclusive) + ")");
   }
