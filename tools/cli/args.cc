@@ -123,9 +123,9 @@ double parse_double(std::string_view option, std::string_view text, double min_e
                     double max_exclusive) {
   const std::string s(text);
   char* end = nullptr;
-  const double d = plain_decimal(s) ? std::strtod(s.c_str(), &end) : NAN;
-  if (!plain_decimal(s) || end != s.c_str() + s.size() || !std::isfinite(d) || d <= min_exclusive ||
-      d >= max_exclusive) {
+  const bool plain = plain_decimal(s);
+  const double d = plain ? std::strtod(s.c_str(), &end) : NAN;
+  if (!plain || end != s.c_str() + s.size() || !std::isfinite(d) || d <= min_exclusive || d >= max_exclusive) {
     throw UsageError("--" + std::string(option) + " '" + s + "' is not a number in (" +
                      std::to_string(min_exclusive) + ", " + std::to_string(max_exclusive) + ")");
   }
