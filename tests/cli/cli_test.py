@@ -483,6 +483,12 @@ class BadInputTest(CliTestCase):
         keys = b"a\nb\nc\n"
         run(args + [self.path("f.pkbf")], stdin=keys)
         self.assertEqual(run(args + ["/dev/fd/1"], stdin=keys)[1], self.read("f.pkbf"))
+        # "-" is standard output for every output file, as it is standard
+        # input for the inputs; hll add, which rewrites its SKETCH, refuses it.
+        self.assertEqual(run(args + ["-"], stdin=keys)[1], self.read("f.pkbf"))
+        run(["hll", "add", self.path("s.pkhl")], stdin=keys)
+        self.assertEqual(run(["hll", "merge", "-", self.path("s.pkhl")])[1], self.read("s.pkhl"))
+        self.assert_fails(["hll", "add", "-"], stdin=keys, mentions="'-' is not one")
         fifo = self.path("fifo")
         os.mkfifo(fifo)
         reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # the filter's 1320 bytes fit the pipe's buffer

@@ -71,6 +71,13 @@ constexpr std::size_t kTempNameKeeps = 200;
 
 AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
   if (path_.empty()) throw UsageError("output file name is empty");
+  if (path_ == "-") {
+    // "-" is standard output, as it is standard input for the inputs.
+    fd_ = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0);
+    if (fd_ < 0) throw InputError("cannot write standard output: " + errno_text());
+    in_place_ = true;
+    return;
+  }
   struct stat st {};
   const bool exists = stat(path_.c_str(), &st) == 0;
   if (exists && S_ISDIR(st.st_mode)) throw UsageError("output file '" + path_ + "' names a folder, not a file");

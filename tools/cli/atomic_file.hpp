@@ -5,7 +5,7 @@
 // file. A destination reached through symbolic links is the file they lead
 // to (the links stay); an existing one keeps its permissions, and a
 // read-only one is an error. A device or pipe (/dev/stdout) is written in
-// place.
+// place, and so is "-", standard output.
 #pragma once
 #include <cstdint>
 #include <span>

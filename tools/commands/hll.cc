@@ -32,6 +32,7 @@ int hll_add(const Args& argv) {
   const Common common = apply_common(args);
   if (args.operands().empty()) throw UsageError("hll add: missing SKETCH (see --help)");
   const std::string& path = args.operands()[0];
+  if (path == "-") throw UsageError("hll add: SKETCH is a file that is read and rewritten; '-' is not one");
   const HashSpec hash = hash_spec(args);
   const auto p = static_cast<std::uint32_t>(parse_u64("precision", args.value("precision").value_or("14"), 4, 18));
   const KeySpec keys = key_spec(args);
