@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <charconv>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <span>
 #include <string>
@@ -166,14 +168,18 @@ void set_threads(unsigned n) {
 unsigned threads() {
   unsigned n = g_threads.load();
   if (!g_threads_set.load()) {
-    if (const char* env = std::getenv("PROBKIT_THREADS")) {
-      char* end = nullptr;
-      const unsigned long v = std::strtoul(env, &end, 10);
-      if (end == env || *end != '\0' || v > detail::kMaxThreads) {
+    const char* env = std::getenv("PROBKIT_THREADS");
+    if (env != nullptr && *env != '\0') {  // set but empty = not set, as PROBKIT_READ_BUFFER
+      // Digits only: from_chars takes no sign or white space, which strtoul
+      // would (and "-1" would wrap).
+      const char* end = env + std::strlen(env);
+      unsigned v = 0;
+      const auto [stop, ec] = std::from_chars(env, end, v);
+      if (ec != std::errc() || stop != end || v > detail::kMaxThreads) {
         throw Error(std::string("PROBKIT_THREADS='") + env + "' is not a thread count in [0, " +
                     std::to_string(detail::kMaxThreads) + "]");
       }
-      n = static_cast<unsigned>(v);
+      n = v;
     }
   }
   if (n == 0) n = detail::hardware_threads();

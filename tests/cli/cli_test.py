@@ -101,6 +101,14 @@ class DistinctTest(CliTestCase):
             self.assertEqual(self.registers_of([], stdin=small, env=env), want_small, size)
             self.assertEqual(self.registers_of([], [self.write("s.txt", small)], env=env), want_small, size)
 
+    def test_environment_numbers_are_plain_digits(self):
+        # strtoul took " 4" and "+4", and "-1" wrapped; an empty value is unset.
+        for name, good in (("PROBKIT_THREADS", "2"), ("PROBKIT_READ_BUFFER", "7")):
+            for value in ("", good):
+                self.assertEqual(run(["distinct"], stdin=b"a\nb\n", env={name: value})[1], b"2\n", (name, value))
+            for value in (" " + good, "+" + good, good + " ", "-1", good + "x", "0x10", "99999999999999999999"):
+                self.assert_fails(["distinct"], stdin=b"a\n", env={name: value}, mentions=name)
+
     def test_long_lines(self):
         rng = random.Random(9)
         keys = [bytes(rng.randrange(97, 123) for _ in range(rng.randrange(20_000, 70_000))) for _ in range(20)]
@@ -501,7 +509,7 @@ class BadInputTest(CliTestCase):
         long_name = "n" * 250 + ".pkbf"  # 255 bytes: the temporary file's name must still fit
         run(args + [self.path(long_name)], stdin=keys)
         self.assertEqual(self.read(long_name), self.read("f.pkbf"))
-        self.assert_no_stray_files(["f.pkbf", "fifo", long_name])
+        self.assert_no_stray_files(["f.pkbf", "s.pkhl", "fifo", long_name])
 
     def test_closed_stdin_is_not_read_from_a_file(self):
         # With descriptor 0 closed, opening the sketch or filter file gets 0:

@@ -110,9 +110,9 @@ class CliTestCase(unittest.TestCase):
         _, exported, _ = run(["hll", "export", "--redis", sketch])
         return decode_dense(exported)
 
-    def assert_fails(self, args, stdin=None, mentions=None):
+    def assert_fails(self, args, stdin=None, mentions=None, env=None):
         """Exit status 1, exactly one line on stderr, nothing on stdout."""
-        code, out, err = run(args, stdin=stdin, check=False)
+        code, out, err = run(args, stdin=stdin, env=env, check=False)
         self.assertEqual(code, 1, f"probkit {args}: expected exit 1, got {code}; stderr: {err!r}")
         self.assertEqual(out, b"", f"probkit {args}: wrote to stdout on failure")
         lines = err.splitlines()

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <charconv>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -106,9 +107,11 @@ namespace {
 std::size_t chunk_bytes_from_environment() {
   const char* env = std::getenv("PROBKIT_READ_BUFFER");
   if (env == nullptr || *env == '\0') return ChunkReader::kChunkBytes;
-  char* end = nullptr;
-  const unsigned long long v = std::strtoull(env, &end, 10);
-  if (end == env || *end != '\0' || v == 0 || v > (std::size_t{1} << 32)) {
+  // Digits only: from_chars takes no sign or white space, as strtoull would.
+  const char* end = env + std::strlen(env);
+  unsigned long long v = 0;
+  const auto [stop, ec] = std::from_chars(env, end, v);
+  if (ec != std::errc() || stop != end || v == 0 || v > (std::size_t{1} << 32)) {
     throw UsageError(std::string("PROBKIT_READ_BUFFER='") + env + "' is not a byte count in [1, 2^32]");
   }
   return static_cast<std::size_t>(v);
