@@ -8,6 +8,7 @@ import random
 import signal
 import stat
 import subprocess
+import threading
 import time
 import unittest
 
@@ -558,6 +559,43 @@ class BadInputTest(CliTestCase):
         self.assert_fails(["hll", "import", "--redis", "-", self.path("x.pkhl")], stdin=b"y\n" * 600_000,
                           mentions="not a Redis HyperLogLog string")
         self.assert_no_stray_files([])
+
+    def test_filter_input_stops_where_its_header_says(self):
+        # A filter file was read whole, however long: `bloom query /dev/zero`
+        # until memory ran out. Reading stops one byte past the length the
+        # header gives, or at 64 bytes when there is no filter header.
+        bloom = self.make_filter()
+        good = self.read("f.pkbf")
+        query = ["bloom", "query", "--present"]
+        self.assert_fails(query + ["/dev/zero"], mentions="bad magic")
+        self.write("long.pkbf", good + b"\0")
+        self.assert_fails(query + [self.path("long.pkbf")], mentions=f"more than the {len(good)} bytes its header")
+        self.assertEqual(run(query + [bloom], stdin=b"a\n")[0], 0)
+        # A pipe with a valid header and then 64 MiB: probkit must close it
+        # long before the writer is done (bounded, so that a regression fails
+        # instead of eating the machine's memory).
+        fifo = self.path("fifo")
+        os.mkfifo(fifo)
+        written = [0]
+
+        def feed():
+            try:
+                with open(fifo, "wb") as w:
+                    w.write(good[:32])
+                    zeros = bytes(1 << 20)
+                    for _ in range(64):
+                        w.write(zeros)
+                        written[0] += len(zeros)
+            except BrokenPipeError:
+                pass
+
+        writer = threading.Thread(target=feed)
+        writer.start()
+        try:
+            self.assert_fails(query + [fifo], stdin=b"", mentions="bytes its header gives")
+        finally:
+            writer.join(timeout=60)
+        self.assertLess(written[0], 8 << 20, "probkit read on past the filter's length")
 
     def test_backend_cuda_on_host_fails_cleanly(self):
         self.assert_fails(["distinct", "--backend", "cuda"], stdin=b"a\n", mentions="cuda")

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -31,7 +32,7 @@ const char* kind_of(const std::vector<std::uint8_t>& bytes) {
 
 }  // namespace
 
-std::vector<std::uint8_t> read_whole_file(const std::string& path, std::uint64_t max_bytes, const char* what) {
+std::vector<std::uint8_t> read_file_until(const std::string& path, const ByteLimit& limit, bool& cut) {
   // Whether to close is the path's to say, not the descriptor's: with standard
   // input closed, open() returns 0 for a named file.
   const bool from_stdin = path == "-";
@@ -42,11 +43,22 @@ std::vector<std::uint8_t> read_whole_file(const std::string& path, std::uint64_t
     close(fd);
     throw InputError("cannot read " + quoted(path) + ": it is a folder");
   }
+  const std::uint64_t file_size = S_ISREG(st.st_mode) ? static_cast<std::uint64_t>(st.st_size) : 0;
   std::vector<std::uint8_t> out;
-  if (S_ISREG(st.st_mode)) out.reserve(static_cast<std::size_t>(st.st_size));
+  cut = false;
   std::uint8_t buf[1 << 16];
   while (true) {
-    const ssize_t r = read(fd, buf, sizeof buf);
+    const std::uint64_t max = std::min(limit(out), UINT64_MAX - 1);  // max + 1 must not wrap
+    if (out.size() > max) {
+      out.resize(static_cast<std::size_t>(max) + 1);
+      cut = true;
+      break;
+    }
+    // Room for the rest of a regular file, never more than the limit allows.
+    const std::uint64_t want = std::min(file_size, max + 1);
+    if (out.capacity() < want) out.reserve(static_cast<std::size_t>(want));
+    const ssize_t r =
+        read(fd, buf, static_cast<std::size_t>(std::min<std::uint64_t>(sizeof buf, max + 1 - out.size())));
     if (r < 0) {
       if (errno == EINTR) continue;
       const int e = errno;
@@ -55,13 +67,19 @@ std::vector<std::uint8_t> read_whole_file(const std::string& path, std::uint64_t
     }
     if (r == 0) break;
     out.insert(out.end(), buf, buf + r);
-    if (out.size() > max_bytes) {
-      if (!from_stdin) close(fd);
-      throw InputError(quoted(path) + " is not a " + what + ": it holds more than " + std::to_string(max_bytes) +
-                       " bytes");
-    }
   }
   if (!from_stdin) close(fd);
+  return out;
+}
+
+std::vector<std::uint8_t> read_whole_file(const std::string& path, std::uint64_t max_bytes, const char* what) {
+  bool cut = false;
+  std::vector<std::uint8_t> out = read_file_until(
+      path, [max_bytes](std::span<const std::uint8_t>) { return max_bytes; }, cut);
+  if (cut) {
+    throw InputError(quoted(path) + " is not a " + what + ": it holds more than " + std::to_string(max_bytes) +
+                     " bytes");
+  }
   return out;
 }
 
@@ -87,7 +105,28 @@ HyperLogLog load_hll(const std::string& path) {
 }
 
 BloomFilter load_bloom(const std::string& path) {
-  const std::vector<std::uint8_t> bytes = read_whole_file(path);
+  // A PKBF file says its length in its header: reading stops one byte past
+  // it, so that `bloom query /dev/zero` or a mistaken 100 GB file ends at
+  // once. A header that is not a filter's stops reading at 64 bytes, which
+  // are enough for the message saying what is wrong with it.
+  bool header_valid = false;
+  const auto limit = [&header_valid](std::span<const std::uint8_t> head) -> std::uint64_t {
+    constexpr std::uint64_t kHeader = 32, kChecksum = 8;
+    if (head.size() < kHeader) return kHeader;
+    std::uint64_t num_blocks = 0;
+    for (int i = 7; i >= 0; --i) num_blocks = num_blocks << 8 | head[24 + i];
+    const std::uint8_t layout = head[6];
+    header_valid = std::memcmp(head.data(), "PKBF", 4) == 0 && (layout == 1 || layout == 2) && num_blocks >= 1 &&
+                   num_blocks <= 0xFFFFFFFFu;
+    if (!header_valid) return 64;
+    return kHeader + num_blocks * (layout == 2 ? 32 : 64) + kChecksum;
+  };
+  bool cut = false;
+  std::vector<std::uint8_t> bytes = read_file_until(path, limit, cut);
+  if (cut && header_valid) {
+    throw InputError(quoted(path) + " is not a valid Bloom filter: it holds more than the " +
+                     std::to_string(bytes.size() - 1) + " bytes its header gives");
+  }
   const char* kind = kind_of(bytes);
   if (kind != nullptr && !starts_with(bytes, "PKBF")) {
     throw InputError(quoted(path) + " is " + kind + ", not a probkit Bloom filter");

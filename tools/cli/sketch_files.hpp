@@ -2,6 +2,8 @@
 // file is wrong and why (missing, corrupt, or a different kind of file).
 #pragma once
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -11,10 +13,14 @@
 
 namespace probkit::cli {
 
+// The file ("-" = standard input) up to its end, or up to one byte more than
+// limit(bytes read so far) allows: then `cut` is set and the bytes end there.
+// InputError when it cannot be read.
+using ByteLimit = std::function<std::uint64_t(std::span<const std::uint8_t>)>;
+std::vector<std::uint8_t> read_file_until(const std::string& path, const ByteLimit& limit, bool& cut);
 // The whole file ("-" = standard input); InputError when it cannot be read,
 // or when it holds more than max_bytes (then `what` names what it should be).
-std::vector<std::uint8_t> read_whole_file(const std::string& path, std::uint64_t max_bytes = UINT64_MAX,
-                                          const char* what = "file");
+std::vector<std::uint8_t> read_whole_file(const std::string& path, std::uint64_t max_bytes, const char* what);
 // More bytes than any sketch file holds (PKHL at p = 18: 262,168; a Redis
 // string: under 17,000): reading stops there, so `hll count /dev/zero` ends.
 inline constexpr std::uint64_t kMaxSketchFileBytes = std::uint64_t{1} << 20;
