@@ -30,9 +30,8 @@ namespace hn = hwy::HWY_NAMESPACE;
 using DBlock = hn::CappedTag<std::uint32_t, layout::kCachelineWords>;
 using DSbbf = hn::CappedTag<std::uint32_t, layout::kSbbfWords>;
 
-// Filters larger than this miss the cache: prefetch the block of the key this
-// many keys ahead so that many misses are in flight at once.
-inline constexpr std::size_t kPrefetchMinBytes = std::size_t{1} << 20;
+// Filters of detail::kBloomPrefetchMinBytes or more miss the cache: prefetch
+// the block of the key this many keys ahead so that many misses are in flight.
 inline constexpr std::size_t kPrefetchDistance = 32;  // 16..48 measured alike on 1 GiB
 
 HWY_INLINE std::uint64_t filter_bytes(const detail::BloomRef& f) {

@@ -184,10 +184,12 @@ void BloomFilter::add(const Keys& keys, Backend backend) {
     // a private copy, ORed in at the end: cheaper than sorting hashes by owner
     // when the copy is small.
     WorkerCopies copies(f, storage_.size(), workers - 1, WorkerCopies::Start::kZeros);
-    detail::for_each_hash_chunk(*c.kernels, kb, hash_, workers,
-                                [&](unsigned w, std::size_t, const std::uint64_t* h, std::size_t n) {
-                                  c.kernels->bloom_add(copies.ref_for(w), h, n);
-                                });
+    detail::for_each_hash_chunk(
+        *c.kernels, kb, hash_, workers,
+        [&](unsigned w, std::size_t, const std::uint64_t* h, std::size_t n) {
+          c.kernels->bloom_add(copies.ref_for(w), h, n);
+        },
+        detail::bloom_hash_chunk(storage_.size(), kb.kind));
     copies.or_into_filter();
   }
   detail::note_served(c.backend, c.target);
@@ -207,10 +209,12 @@ void BloomFilter::contains(const Keys& keys, std::span<std::uint8_t> out, Backen
   const unsigned workers = detail::workers_for(kb.n);
   WorkerCopies copies = query_copies(ref_of(const_cast<std::uint8_t*>(storage_.data()), num_blocks_, k_, layout_),
                                      storage_.size(), workers, kb.n);
-  detail::for_each_hash_chunk(*c.kernels, kb, hash_, workers,
-                              [&](unsigned w, std::size_t first, const std::uint64_t* h, std::size_t n) {
-                                c.kernels->bloom_contains(copies.ref_for(w), h, n, out.data() + first);
-                              });
+  detail::for_each_hash_chunk(
+      *c.kernels, kb, hash_, workers,
+      [&](unsigned w, std::size_t first, const std::uint64_t* h, std::size_t n) {
+        c.kernels->bloom_contains(copies.ref_for(w), h, n, out.data() + first);
+      },
+      detail::bloom_hash_chunk(storage_.size(), kb.kind));
   detail::note_served(c.backend, c.target);
 }
 
@@ -223,10 +227,12 @@ std::uint64_t BloomFilter::count(const Keys& keys, Backend backend) const {
   std::vector<std::uint64_t> hits(workers, 0);
   WorkerCopies copies = query_copies(ref_of(const_cast<std::uint8_t*>(storage_.data()), num_blocks_, k_, layout_),
                                      storage_.size(), workers, kb.n);
-  detail::for_each_hash_chunk(*c.kernels, kb, hash_, workers,
-                              [&](unsigned w, std::size_t, const std::uint64_t* h, std::size_t n) {
-                                hits[w] += c.kernels->bloom_contains(copies.ref_for(w), h, n, nullptr);
-                              });
+  detail::for_each_hash_chunk(
+      *c.kernels, kb, hash_, workers,
+      [&](unsigned w, std::size_t, const std::uint64_t* h, std::size_t n) {
+        hits[w] += c.kernels->bloom_contains(copies.ref_for(w), h, n, nullptr);
+      },
+      detail::bloom_hash_chunk(storage_.size(), kb.kind));
   detail::note_served(c.backend, c.target);
   std::uint64_t total = 0;
   for (std::uint64_t x : hits) total += x;

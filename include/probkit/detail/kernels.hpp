@@ -11,6 +11,11 @@
 
 namespace probkit::detail {
 
+// Bloom filters of at least this many bytes miss the cache: the kernels
+// prefetch their blocks some keys ahead, and the bulk driver hands them long
+// chunks of hashes so that those pipelines rarely restart (src/bulk.hpp).
+inline constexpr std::uint64_t kBloomPrefetchMinBytes = std::uint64_t{1} << 20;
+
 struct BloomRef {
   std::uint32_t* words;
   std::uint64_t num_blocks;
