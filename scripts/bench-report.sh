@@ -33,12 +33,20 @@ if [[ $mode != --report ]]; then
   reps=${REPS:-5}  # medians of 5: the machines we run on are shared, and 3 let one burst decide
   [[ -n ${SKIP_BENCH:-} ]] || python3 - "$data/machine.json" "$mode" "$reps" <<'PY'
 import json, os, subprocess, sys, datetime
-flags, model = set(), "?"
+flags, model, family, number = set(), "?", "?", "?"
 for line in open("/proc/cpuinfo"):
-    if line.startswith("model name") and model == "?":
-        model = line.split(":", 1)[1].strip()
-    if line.startswith("flags"):
-        flags = set(line.split(":", 1)[1].split())
+    key, _, value = line.partition(":")
+    key, value = key.strip(), value.strip()
+    if key == "model name" and model == "?":
+        model = value
+    elif key == "cpu family" and family == "?":
+        family = value
+    elif key == "model" and number == "?":
+        number = value
+    elif key == "flags":
+        flags = set(value.split())
+# A virtual machine's model name is often generic ("AMD EPYC"); family and model say which generation.
+model += f" (family {family} model {number})"
 isa = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "SSE4" if "sse4_2" in flags else "baseline"
 virt = ""
 try:
@@ -46,8 +54,6 @@ try:
     for line in out.splitlines():
         if line.startswith("Hypervisor vendor"):
             virt = "virtual machine (" + line.split(":", 1)[1].strip() + ")"
-        if line.startswith("Model:") and model.endswith("Processor"):
-            model += f" (family 6 model {line.split(':', 1)[1].strip()})"
 except OSError:
     pass
 mem = round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30)
@@ -96,8 +102,14 @@ PY
     if [[ $mode == --quick ]]; then acc=(--scale 0.05 --max-n 10000000); else acc=(); fi
     # Each CSV says which commit and date produced it (they may be kept across
     # later runs with SKIP_ACCURACY=1: every backend gives identical results).
+    # ... and which machine: the page names it, and the benchmarks' machine.json may be a later one's.
+    cpu="$(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//') (family $(grep -m1 '^cpu family' \
+      /proc/cpuinfo | cut -d: -f2 | tr -d ' ') model $(grep -m1 '^model[[:space:]]*:' /proc/cpuinfo | cut -d: -f2 | tr -d ' '))"
+    isa=baseline
+    for f in sse4_2:SSE4 avx2:AVX2 avx512f:AVX-512; do grep -qw "${f%%:*}" /proc/cpuinfo && isa=${f#*:}; done
     stamp="# commit: $(git rev-parse --short HEAD)
-# date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+# date: $(date -u '+%Y-%m-%d %H:%M UTC')
+# machine: ${cpu:-?} ($isa), $(nproc) cores"
     { echo "$stamp"; "$build/bench/probkit_accuracy" bloom "${acc[@]}"; } > "$data/bloom_fpr.csv.new"
     { echo "$stamp"; "$build/bench/probkit_accuracy" hll "${acc[@]}"; } > "$data/hll_accuracy.csv.new"
     mv "$data/bloom_fpr.csv.new" "$data/bloom_fpr.csv"
