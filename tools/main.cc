@@ -1,5 +1,9 @@
 // probkit: approximate distinct counts and Bloom filters over files, Redis
 // HyperLogLog interchange, and the backend benchmark (docs/CLI.md).
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <exception>
 #include <iostream>
@@ -34,6 +38,19 @@ void report(const std::string& message) {
   std::fprintf(stderr, "probkit: %s\n", line.c_str());
 }
 
+// A standard descriptor closed when probkit starts (`>&-`) would be taken by
+// the first file probkit opens: an input file on descriptor 1 made
+// `-o /dev/stdout` resolve to that input and replace it with the output. Each
+// closed one gets /dev/null, opened the wrong way round (0 for writing, 1 and
+// 2 for reading), so that no file lands on it and reading or writing it fails.
+void hold_closed_standard_descriptors() {
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    const int held = open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY);  // the lowest free: fd
+    if (held >= 0 && held != fd) close(held);
+  }
+}
+
 int dispatch(const std::vector<std::string>& args) {
   using namespace probkit::cli;
   if (args.empty()) throw UsageError("missing command (distinct, hll, bloom, bench; see probkit --help)");
@@ -57,6 +74,7 @@ int dispatch(const std::vector<std::string>& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  hold_closed_standard_descriptors();
   std::ios::sync_with_stdio(false);
   try {
     const int status = dispatch(std::vector<std::string>(argv + 1, argv + argc));

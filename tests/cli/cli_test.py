@@ -523,6 +523,37 @@ class BadInputTest(CliTestCase):
             self.assertIn("standard input", p.stderr.decode())
         self.assertEqual(self.read("s.pkhl"), before)
 
+    def test_closed_stdout(self):
+        # With descriptor 1 closed, the first input opened got it:
+        # `-o /dev/stdout` then resolved to that input and replaced it with the
+        # filter, and `-o -` read the whole input before failing.
+        keys = self.write("in.txt", b"a\nb\n")
+        build = [support.PROBKIT, "bloom", "build", "--capacity", "100", "--fpr", "0.01", "-o"]
+        for out in ("/dev/stdout", "-"):
+            p = subprocess.run(build + [out, keys], capture_output=True, preexec_fn=lambda: os.close(1))
+            self.assertEqual(self.read("in.txt"), b"a\nb\n", f"-o {out} replaced the input")
+            if out == "-":
+                self.assertEqual(p.returncode, 1, p.stderr)
+                self.assertIn("cannot write standard output", p.stderr.decode())
+        # A write error on "-" names standard output, not a file called '-'.
+        sketch = self.make_sketch()
+        with open("/dev/full", "wb") as full:
+            p = subprocess.run([support.PROBKIT, "hll", "merge", "-", sketch], stdout=full, stderr=subprocess.PIPE)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("cannot write standard output", p.stderr.decode())
+        self.assert_no_stray_files(["in.txt", "s.pkhl"])
+
+    def test_filter_header_errors_come_before_its_length(self):
+        # Trailing bytes after a header wrong in another field: the field's
+        # message, not "more than the N bytes its header gives".
+        good = self.read(os.path.basename(self.make_filter()))
+        for offset, value, message in ((4, 2, "unsupported format version 2"), (7, 0, "k = 0 is outside"), (12, 1, "reserved byte 12"),
+                                       (8, 9, "unknown hash kind 9")):
+            bad = bytearray(good)
+            bad[offset] = value
+            path = self.write("bad.pkbf", bytes(bad) + b"x" * 100)
+            self.assert_fails(["bloom", "info", path], mentions=message)
+
     def test_input_that_shrinks_while_read(self):
         # Files are read through memory mappings; one truncated meanwhile (log
         # rotation's copytruncate) used to kill probkit with SIGBUS, leaving

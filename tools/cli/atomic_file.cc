@@ -69,10 +69,15 @@ constexpr std::size_t kTempNameKeeps = 200;
 
 }  // namespace
 
-AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
+AtomicFile::AtomicFile(std::string path) : path_(std::move(path)), name_("'" + path_ + "'") {
   if (path_.empty()) throw UsageError("output file name is empty");
   if (path_ == "-") {
     // "-" is standard output, as it is standard input for the inputs.
+    name_ = "standard output";
+    const int flags = fcntl(STDOUT_FILENO, F_GETFL);
+    if (flags == -1 || (flags & O_ACCMODE) == O_RDONLY) {
+      throw InputError("cannot write standard output: it is closed or not open for writing");
+    }
     fd_ = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0);
     if (fd_ < 0) throw InputError("cannot write standard output: " + errno_text());
     in_place_ = true;
@@ -136,7 +141,7 @@ void AtomicFile::write(std::span<const std::uint8_t> bytes) {
     const ssize_t w = ::write(fd_, p, left);
     if (w < 0) {
       if (errno == EINTR) continue;
-      throw InputError("cannot write '" + path_ + "': " + errno_text());
+      throw InputError("cannot write " + name_ + ": " + errno_text());
     }
     p += w;
     left -= static_cast<std::size_t>(w);
@@ -145,11 +150,11 @@ void AtomicFile::write(std::span<const std::uint8_t> bytes) {
 
 void AtomicFile::commit() {
   if (!in_place_ && fsync(fd_) != 0 && errno != EINVAL) {
-    throw InputError("cannot write '" + path_ + "': " + errno_text());
+    throw InputError("cannot write " + name_ + ": " + errno_text());
   }
   const int fd = fd_;
   fd_ = -1;
-  if (close(fd) != 0) throw InputError("cannot write '" + path_ + "': " + errno_text());
+  if (close(fd) != 0) throw InputError("cannot write " + name_ + ": " + errno_text());
   if (in_place_) {
     committed_ = true;
     return;

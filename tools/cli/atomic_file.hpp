@@ -28,6 +28,7 @@ class AtomicFile {
 
  private:
   std::string path_;
+  std::string name_;    // for messages: 'path', or standard output
   std::string target_;  // path_ with symbolic links followed: what commit() replaces
   std::string temp_path_;
   int fd_ = -1;

@@ -115,9 +115,14 @@ BloomFilter load_bloom(const std::string& path) {
     if (head.size() < kHeader) return kHeader;
     std::uint64_t num_blocks = 0;
     for (int i = 7; i >= 0; --i) num_blocks = num_blocks << 8 | head[24 + i];
-    const std::uint8_t layout = head[6];
-    header_valid = std::memcmp(head.data(), "PKBF", 4) == 0 && (layout == 1 || layout == 2) && num_blocks >= 1 &&
-                   num_blocks <= 0xFFFFFFFFu;
+    // Every field docs/FORMAT.md checks before the length: a header wrong
+    // in any of them is not trusted for its length, and its first 64 bytes
+    // get deserialize's message.
+    const std::uint8_t layout = head[6], k = head[7];
+    const bool reserved_zero = std::all_of(head.begin() + 9, head.begin() + 16, [](std::uint8_t b) { return b == 0; });
+    header_valid = std::memcmp(head.data(), "PKBF", 4) == 0 && head[4] == 1 && head[5] == 0 &&
+                   (layout == 1 ? k >= 1 && k <= 16 : layout == 2 && k == 8) && (head[8] == 1 || head[8] == 2) &&
+                   reserved_zero && num_blocks >= 1 && num_blocks <= 0xFFFFFFFFu;
     if (!header_valid) return 64;
     return kHeader + num_blocks * (layout == 2 ? 32 : 64) + kChecksum;
   };
