@@ -620,7 +620,7 @@ class BadInputTest(CliTestCase):
             except BrokenPipeError:
                 pass
 
-        writer = threading.Thread(target=feed)
+        writer = threading.Thread(target=feed, daemon=True)  # never keeps the test process alive
         writer.start()
         try:
             self.assert_fails(query + [fifo], stdin=b"", mentions="bytes its header gives")
