@@ -1,5 +1,6 @@
 #include "probkit/bloom_filter.hpp"
 
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstdlib>
@@ -407,43 +408,132 @@ double BloomFilter::estimated_count() const {
   return -static_cast<double>(size_bits()) / k_ * std::log1p(-fill);
 }
 
-std::vector<std::uint8_t> BloomFilter::serialize() const {
-  detail::ByteWriter w(kHeaderBytes + storage_.size() + 8);
+namespace {
+
+// PKBF's 32-byte header (docs/FORMAT.md) as fields.
+struct PkbfHeader {
+  BloomLayout layout;
+  std::uint32_t k;
+  HashSpec hash;
+  std::uint64_t num_blocks;
+  std::uint64_t payload_bytes() const { return num_blocks * layout::block_bytes(layout); }
+};
+
+std::array<std::uint8_t, kHeaderBytes> encode_header(const PkbfHeader& h) {
+  detail::ByteWriter w(kHeaderBytes);
   w.bytes("PKBF", 4);
   w.le<std::uint16_t>(kFormatVersion);
-  w.le<std::uint8_t>(static_cast<std::uint8_t>(layout_));
-  w.le<std::uint8_t>(static_cast<std::uint8_t>(k_));
-  w.le<std::uint8_t>(static_cast<std::uint8_t>(hash_.kind));
+  w.le<std::uint8_t>(static_cast<std::uint8_t>(h.layout));
+  w.le<std::uint8_t>(static_cast<std::uint8_t>(h.k));
+  w.le<std::uint8_t>(static_cast<std::uint8_t>(h.hash.kind));
   w.zeros(7);
-  w.le<std::uint64_t>(hash_.seed);
-  w.le<std::uint64_t>(num_blocks_);
-  detail::Storage scratch;
-  w.bytes(storage_.host_view(scratch).data(), storage_.size());
-  return w.finish_with_checksum();
+  w.le<std::uint64_t>(h.hash.seed);
+  w.le<std::uint64_t>(h.num_blocks);
+  const std::vector<std::uint8_t> bytes = w.take();
+  std::array<std::uint8_t, kHeaderBytes> out{};
+  std::memcpy(out.data(), bytes.data(), kHeaderBytes);
+  return out;
 }
 
-BloomFilter BloomFilter::deserialize(std::span<const std::uint8_t> bytes) {
+// Every header field checked, in the order the messages promise: magic,
+// version, reserved bytes, shape, hash.
+PkbfHeader decode_header(const std::uint8_t* p) {
   using detail::read_le;
-  detail::check_native_prelude(bytes, "PKBF", kHeaderBytes, kFormatVersion, "Bloom filter");
-  const std::uint8_t* p = bytes.data();
-  const auto layout = static_cast<BloomLayout>(p[6]);
-  const std::uint32_t k = p[7];
-  const HashSpec hash{static_cast<HashKind>(p[8]), read_le<std::uint64_t>(p + 16)};
+  detail::check_magic_and_version(p, "PKBF", kFormatVersion, "Bloom filter");
+  const PkbfHeader h{static_cast<BloomLayout>(p[6]), p[7],
+                     HashSpec{static_cast<HashKind>(p[8]), read_le<std::uint64_t>(p + 16)},
+                     read_le<std::uint64_t>(p + 24)};
   for (int i = 9; i < 16; ++i) {
     if (p[i] != 0) throw Error("PKBF: reserved byte " + std::to_string(i) + " is not zero");
   }
-  const auto num_blocks = read_le<std::uint64_t>(p + 24);
-  detail::validate_bloom_shape(num_blocks, k, layout, "PKBF");
-  validate_hash(hash, "PKBF");
-  const std::uint64_t payload = num_blocks * layout::block_bytes(layout);
+  detail::validate_bloom_shape(h.num_blocks, h.k, h.layout, "PKBF");
+  validate_hash(h.hash, "PKBF");
+  return h;
+}
+
+// Reads exactly out.size() bytes unless the source ends first; returns how
+// many it read.
+std::size_t read_fully(const BloomFilter::ByteSource& source, std::span<std::uint8_t> out) {
+  std::size_t got = 0;
+  while (got < out.size()) {
+    const std::size_t n = source(out.subspan(got));
+    if (n == 0) break;
+    if (n > out.size() - got) throw Error("PKBF: the source returned more bytes than it was asked for");
+    got += n;
+  }
+  return got;
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> BloomFilter::serialize() const {
+  std::vector<std::uint8_t> out;
+  out.reserve(kHeaderBytes + storage_.size() + 8);
+  serialize_to([&out](std::span<const std::uint8_t> piece) { out.insert(out.end(), piece.begin(), piece.end()); });
+  return out;
+}
+
+void BloomFilter::serialize_to(const ByteSink& sink) const {
+  if (!sink) throw Error("serialize_to: the sink is empty");
+  const auto header = encode_header({layout_, k_, hash_, num_blocks_});
+  detail::Storage scratch;
+  const std::span<const std::uint8_t> bits = storage_.host_view(scratch).bytes();
+  detail::Xxh64Stream checksum;
+  checksum.update(header);
+  checksum.update(bits);
+  std::uint8_t trailer[8];
+  const std::uint64_t digest = checksum.digest();
+  for (int i = 0; i < 8; ++i) trailer[i] = static_cast<std::uint8_t>(digest >> (8 * i));
+  sink(header);
+  sink(bits);
+  sink(trailer);
+}
+
+BloomFilter BloomFilter::deserialize(std::span<const std::uint8_t> bytes) {
+  detail::check_native_prelude(bytes, "PKBF", kHeaderBytes, kFormatVersion, "Bloom filter");
+  const PkbfHeader h = decode_header(bytes.data());
+  const std::uint64_t payload = h.payload_bytes();
   if (bytes.size() - kHeaderBytes - 8 != payload) {
     throw Error("PKBF: length " + std::to_string(bytes.size()) + " does not match num_blocks = " +
-                std::to_string(num_blocks) + " (expected " + std::to_string(payload + kHeaderBytes + 8) +
-                " bytes)");
+                std::to_string(h.num_blocks) + " (expected " + std::to_string(payload + kHeaderBytes + 8) + " bytes)");
   }
   detail::verify_checksum(bytes, "PKBF");
-  BloomFilter f(num_blocks, k, layout, hash);
-  std::memcpy(f.storage_.data(), p + kHeaderBytes, payload);
+  BloomFilter f(h.num_blocks, h.k, h.layout, h.hash);
+  std::memcpy(f.storage_.data(), bytes.data() + kHeaderBytes, payload);
+  return f;
+}
+
+BloomFilter BloomFilter::deserialize_from(const ByteSource& source) {
+  if (!source) throw Error("deserialize_from: the source is empty");
+  std::array<std::uint8_t, kHeaderBytes> header{};
+  const std::size_t got = read_fully(source, header);
+  if (got < kHeaderBytes) {
+    throw Error("PKBF: truncated: " + std::to_string(got) + " bytes is shorter than the " +
+                std::to_string(kHeaderBytes + 8) + "-byte header and checksum");
+  }
+  const PkbfHeader h = decode_header(header.data());
+  const std::uint64_t payload = h.payload_bytes();
+  const auto short_by = [&](std::uint64_t read) {
+    return Error("PKBF: truncated: " + std::to_string(kHeaderBytes + read) + " bytes where num_blocks = " +
+                 std::to_string(h.num_blocks) + " needs " + std::to_string(payload + kHeaderBytes + 8));
+  };
+  BloomFilter f(h.num_blocks, h.k, h.layout, h.hash);
+  const std::span<std::uint8_t> bits(f.storage_.data(), payload);
+  const std::size_t bits_read = read_fully(source, bits);
+  if (bits_read < payload) throw short_by(bits_read);
+  std::uint8_t trailer[9];
+  const std::size_t trailer_read = read_fully(source, trailer);
+  if (trailer_read < 8) throw short_by(payload + trailer_read);
+  if (trailer_read > 8) {
+    throw Error("PKBF: more bytes follow the " + std::to_string(payload + kHeaderBytes + 8) +
+                " that num_blocks = " + std::to_string(h.num_blocks) + " gives");
+  }
+  detail::Xxh64Stream checksum;
+  checksum.update(header);
+  checksum.update(bits);
+  if (detail::read_le<std::uint64_t>(trailer) != checksum.digest()) {
+    throw Error("PKBF: checksum mismatch (the bytes are corrupted)");
+  }
   return f;
 }
 

@@ -25,6 +25,7 @@ class ByteWriter {
     for (std::size_t i = 0; i < sizeof(T); ++i) out_.push_back(static_cast<std::uint8_t>(std::uint64_t(v) >> (8 * i)));
   }
   void zeros(std::size_t n) { out_.insert(out_.end(), n, 0); }
+  std::vector<std::uint8_t> take() { return std::move(out_); }
   // Appends XXH64 (seed 0) of everything written so far.
   std::vector<std::uint8_t> finish_with_checksum() {
     le(layout::xxh64(out_.data(), out_.size(), 0));
@@ -42,9 +43,21 @@ T read_le(const std::uint8_t* p) {
   return static_cast<T>(v);
 }
 
+// The 4-byte magic (which is also the format's name in messages), then the
+// 2-byte version after it, of a header of at least 6 bytes.
+inline void check_magic_and_version(const std::uint8_t* header, const char* magic, std::uint16_t version,
+                                    const char* what) {
+  const std::string name(magic);
+  if (std::memcmp(header, magic, 4) != 0) throw Error(name + ": bad magic (not a probkit " + what + ")");
+  const auto found = read_le<std::uint16_t>(header + 4);
+  if (found != version) {
+    throw Error(name + ": unsupported format version " + std::to_string(found) + " (this build reads " +
+                std::to_string(version) + ")");
+  }
+}
+
 // The checks every native blob starts with: a pointer, a length that holds at
-// least the header and checksum, the 4-byte magic (which is also the format's
-// name in messages), then the 2-byte version after it.
+// least the header and checksum, then the magic and version.
 inline void check_native_prelude(std::span<const std::uint8_t> bytes, const char* magic,
                                  std::size_t header_bytes, std::uint16_t version, const char* what) {
   const std::string name(magic);
@@ -53,13 +66,69 @@ inline void check_native_prelude(std::span<const std::uint8_t> bytes, const char
     throw Error(name + ": truncated: " + std::to_string(bytes.size()) + " bytes is shorter than the " +
                 std::to_string(header_bytes + 8) + "-byte header and checksum");
   }
-  if (std::memcmp(bytes.data(), magic, 4) != 0) throw Error(name + ": bad magic (not a probkit " + what + ")");
-  const auto found = read_le<std::uint16_t>(bytes.data() + 4);
-  if (found != version) {
-    throw Error(name + ": unsupported format version " + std::to_string(found) + " (this build reads " +
-                std::to_string(version) + ")");
-  }
+  check_magic_and_version(bytes.data(), magic, version, what);
 }
+
+// XXH64 of bytes given in pieces: digest() is layout::xxh64 of their
+// concatenation, for blobs written or read piecewise (a filter's bitset is
+// not stored next to its header).
+class Xxh64Stream {
+ public:
+  explicit Xxh64Stream(std::uint64_t seed = 0)
+      : seed_(seed),
+        v_{seed + layout::kXxhPrime1 + layout::kXxhPrime2, seed + layout::kXxhPrime2, seed, seed - layout::kXxhPrime1} {
+  }
+  void update(std::span<const std::uint8_t> bytes) {
+    const std::uint8_t* p = bytes.data();
+    std::size_t n = bytes.size();
+    total_ += n;
+    if (buffered_ + n < kStripe) {
+      if (n != 0) std::memcpy(buf_ + buffered_, p, n);
+      buffered_ += n;
+      return;
+    }
+    if (buffered_ != 0) {
+      const std::size_t fill = kStripe - buffered_;
+      std::memcpy(buf_ + buffered_, p, fill);
+      stripe(buf_);
+      p += fill;
+      n -= fill;
+      buffered_ = 0;
+    }
+    for (; n >= kStripe; p += kStripe, n -= kStripe) stripe(p);
+    if (n != 0) std::memcpy(buf_, p, n);
+    buffered_ = n;
+  }
+  std::uint64_t digest() const {
+    using namespace layout;
+    std::uint64_t h = seed_ + kXxhPrime5;
+    if (total_ >= kStripe) {
+      h = rotl64(v_[0], 1) + rotl64(v_[1], 7) + rotl64(v_[2], 12) + rotl64(v_[3], 18);
+      for (std::uint64_t v : v_) h = xxh64_merge_round(h, v);
+    }
+    h += total_;
+    const std::uint8_t* p = buf_;
+    const std::uint8_t* const end = buf_ + buffered_;
+    for (; end - p >= 8; p += 8) h = xxh64_tail8(h, load_le64(p));
+    if (end - p >= 4) {
+      h = xxh64_tail4(h, load_le32(p));
+      p += 4;
+    }
+    while (p < end) h = xxh64_tail1(h, *p++);
+    return xxh64_avalanche(h);
+  }
+
+ private:
+  static constexpr std::size_t kStripe = 32;
+  void stripe(const std::uint8_t* p) {
+    for (int i = 0; i < 4; ++i) v_[i] = layout::xxh64_round(v_[i], layout::load_le64(p + 8 * i));
+  }
+  std::uint64_t seed_;
+  std::uint64_t v_[4];
+  std::uint64_t total_ = 0;
+  std::uint8_t buf_[kStripe] = {};
+  std::size_t buffered_ = 0;
+};
 
 // Checks the trailing XXH64 of a native blob whose length is already validated.
 inline void verify_checksum(std::span<const std::uint8_t> bytes, const char* format) {

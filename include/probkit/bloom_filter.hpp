@@ -3,6 +3,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -113,6 +114,16 @@ class BloomFilter {
   // Native format "PKBF" (docs/FORMAT.md), with an XXH64 checksum.
   std::vector<std::uint8_t> serialize() const;
   static BloomFilter deserialize(std::span<const std::uint8_t> bytes);
+  // The same bytes in pieces, for filters too large to hold twice: `sink`
+  // receives the header, the bitset (a view of the filter's own memory on the
+  // host) and the checksum in order. `source` fills as much of the span it is
+  // given as it can and returns how many bytes it wrote, 0 at the end; the
+  // filter is read into its own memory, and every check deserialize makes is
+  // made (truncation, bytes after the checksum, the checksum itself).
+  using ByteSink = std::function<void(std::span<const std::uint8_t>)>;
+  using ByteSource = std::function<std::size_t(std::span<std::uint8_t>)>;
+  void serialize_to(const ByteSink& sink) const;
+  static BloomFilter deserialize_from(const ByteSource& source);
 
  private:
   void check_same_shape(const BloomFilter& other, const char* op) const;

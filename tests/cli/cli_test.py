@@ -593,14 +593,15 @@ class BadInputTest(CliTestCase):
 
     def test_filter_input_stops_where_its_header_says(self):
         # A filter file was read whole, however long: `bloom query /dev/zero`
-        # until memory ran out. Reading stops one byte past the length the
-        # header gives, or at 64 bytes when there is no filter header.
+        # until memory ran out. A regular file must have the length its header
+        # gives; a pipe is read to that length and one byte more; without a
+        # filter header, 64 bytes are read.
         bloom = self.make_filter()
         good = self.read("f.pkbf")
         query = ["bloom", "query", "--present"]
         self.assert_fails(query + ["/dev/zero"], mentions="bad magic")
         self.write("long.pkbf", good + b"\0")
-        self.assert_fails(query + [self.path("long.pkbf")], mentions=f"more than the {len(good)} bytes its header")
+        self.assert_fails(query + [self.path("long.pkbf")], mentions=f"holds {len(good) + 1} bytes, not the {len(good)}")
         self.assertEqual(run(query + [bloom], stdin=b"a\n")[0], 0)
         # A pipe with a valid header and then 64 MiB: probkit must close it
         # long before the writer is done (bounded, so that a regression fails
@@ -623,7 +624,7 @@ class BadInputTest(CliTestCase):
         writer = threading.Thread(target=feed, daemon=True)  # never keeps the test process alive
         writer.start()
         try:
-            self.assert_fails(query + [fifo], stdin=b"", mentions="bytes its header gives")
+            self.assert_fails(query + [fifo], stdin=b"", mentions=f"more bytes follow the {len(good)}")
         finally:
             writer.join(timeout=60)
         self.assertLess(written[0], 8 << 20, "probkit read on past the filter's length")

@@ -32,7 +32,7 @@ const char* kind_of(const std::vector<std::uint8_t>& bytes) {
 
 }  // namespace
 
-std::vector<std::uint8_t> read_file_until(const std::string& path, const ByteLimit& limit, bool& cut) {
+std::vector<std::uint8_t> read_whole_file(const std::string& path, std::uint64_t max_bytes, const char* what) {
   // Whether to close is the path's to say, not the descriptor's: with standard
   // input closed, open() returns 0 for a named file.
   const bool from_stdin = path == "-";
@@ -43,22 +43,13 @@ std::vector<std::uint8_t> read_file_until(const std::string& path, const ByteLim
     close(fd);
     throw InputError("cannot read " + quoted(path) + ": it is a folder");
   }
-  const std::uint64_t file_size = S_ISREG(st.st_mode) ? static_cast<std::uint64_t>(st.st_size) : 0;
+  max_bytes = std::min(max_bytes, std::uint64_t{UINT64_MAX - 1});  // max_bytes + 1 must not wrap
   std::vector<std::uint8_t> out;
-  cut = false;
+  if (S_ISREG(st.st_mode)) out.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(st.st_size, max_bytes + 1)));
   std::uint8_t buf[1 << 16];
-  while (true) {
-    const std::uint64_t max = std::min(limit(out), UINT64_MAX - 1);  // max + 1 must not wrap
-    if (out.size() > max) {
-      out.resize(static_cast<std::size_t>(max) + 1);
-      cut = true;
-      break;
-    }
-    // Room for the rest of a regular file, never more than the limit allows.
-    const std::uint64_t want = std::min(file_size, max + 1);
-    if (out.capacity() < want) out.reserve(static_cast<std::size_t>(want));
+  while (out.size() <= max_bytes) {
     const ssize_t r =
-        read(fd, buf, static_cast<std::size_t>(std::min<std::uint64_t>(sizeof buf, max + 1 - out.size())));
+        read(fd, buf, static_cast<std::size_t>(std::min<std::uint64_t>(sizeof buf, max_bytes + 1 - out.size())));
     if (r < 0) {
       if (errno == EINTR) continue;
       const int e = errno;
@@ -69,14 +60,7 @@ std::vector<std::uint8_t> read_file_until(const std::string& path, const ByteLim
     out.insert(out.end(), buf, buf + r);
   }
   if (!from_stdin) close(fd);
-  return out;
-}
-
-std::vector<std::uint8_t> read_whole_file(const std::string& path, std::uint64_t max_bytes, const char* what) {
-  bool cut = false;
-  std::vector<std::uint8_t> out = read_file_until(
-      path, [max_bytes](std::span<const std::uint8_t>) { return max_bytes; }, cut);
-  if (cut) {
+  if (out.size() > max_bytes) {
     throw InputError(quoted(path) + " is not a " + what + ": it holds more than " + std::to_string(max_bytes) +
                      " bytes");
   }
@@ -104,40 +88,91 @@ HyperLogLog load_hll(const std::string& path) {
   }
 }
 
+namespace {
+
+constexpr std::size_t kPkbfHeader = 32;
+
+// The length of the PKBF bytes a 32-byte header gives, or 0 when a field that
+// docs/FORMAT.md checks before the length is wrong (then deserialize's
+// message says which).
+std::uint64_t pkbf_length(std::span<const std::uint8_t> head) {
+  std::uint64_t num_blocks = 0;
+  for (int i = 7; i >= 0; --i) num_blocks = num_blocks << 8 | head[24 + i];
+  const std::uint8_t layout = head[6], k = head[7];
+  const bool reserved_zero = std::all_of(head.begin() + 9, head.begin() + 16, [](std::uint8_t b) { return b == 0; });
+  const bool valid = std::memcmp(head.data(), "PKBF", 4) == 0 && head[4] == 1 && head[5] == 0 &&
+                     (layout == 1 ? k >= 1 && k <= 16 : layout == 2 && k == 8) && (head[8] == 1 || head[8] == 2) &&
+                     reserved_zero && num_blocks >= 1 && num_blocks <= 0xFFFFFFFFu;
+  return valid ? kPkbfHeader + num_blocks * (layout == 2 ? 32 : 64) + 8 : 0;
+}
+
+// read(2) until `out` is full or the input ends; InputError on a read error.
+std::size_t read_up_to(int fd, std::span<std::uint8_t> out, const std::string& path) {
+  std::size_t got = 0;
+  while (got < out.size()) {
+    const ssize_t r = read(fd, out.data() + got, out.size() - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) throw InputError("cannot read " + quoted(path) + ": " + std::strerror(errno));
+    if (r == 0) break;
+    got += static_cast<std::size_t>(r);
+  }
+  return got;
+}
+
+}  // namespace
+
 BloomFilter load_bloom(const std::string& path) {
-  // A PKBF file says its length in its header: reading stops one byte past
-  // it, so that `bloom query /dev/zero` or a mistaken 100 GB file ends at
-  // once. A header that is not a filter's stops reading at 64 bytes, which
-  // are enough for the message saying what is wrong with it.
-  bool header_valid = false;
-  const auto limit = [&header_valid](std::span<const std::uint8_t> head) -> std::uint64_t {
-    constexpr std::uint64_t kHeader = 32, kChecksum = 8;
-    if (head.size() < kHeader) return kHeader;
-    std::uint64_t num_blocks = 0;
-    for (int i = 7; i >= 0; --i) num_blocks = num_blocks << 8 | head[24 + i];
-    // Every field docs/FORMAT.md checks before the length: a header wrong
-    // in any of them is not trusted for its length, and its first 64 bytes
-    // get deserialize's message.
-    const std::uint8_t layout = head[6], k = head[7];
-    const bool reserved_zero = std::all_of(head.begin() + 9, head.begin() + 16, [](std::uint8_t b) { return b == 0; });
-    header_valid = std::memcmp(head.data(), "PKBF", 4) == 0 && head[4] == 1 && head[5] == 0 &&
-                   (layout == 1 ? k >= 1 && k <= 16 : layout == 2 && k == 8) && (head[8] == 1 || head[8] == 2) &&
-                   reserved_zero && num_blocks >= 1 && num_blocks <= 0xFFFFFFFFu;
-    if (!header_valid) return 64;
-    return kHeader + num_blocks * (layout == 2 ? 32 : 64) + kChecksum;
+  // The bytes go straight into the filter's memory (deserialize_from), so a
+  // filter is never held twice, and reading stops where its header says it
+  // ends: `bloom query /dev/zero`, or a pipe that goes on, end at once.
+  const bool from_stdin = path == "-";
+  const int fd = from_stdin ? STDIN_FILENO : open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw InputError("cannot open " + quoted(path) + ": " + std::strerror(errno));
+  struct Closer {
+    int fd;
+    bool owns;
+    ~Closer() {
+      if (owns) close(fd);
+    }
+  } closer{fd, !from_stdin};
+  struct stat st {};
+  if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) throw InputError("cannot read " + quoted(path) + ": it is a folder");
+  std::vector<std::uint8_t> head(kPkbfHeader);
+  head.resize(read_up_to(fd, head, path));
+  const std::uint64_t length = head.size() == kPkbfHeader ? pkbf_length(head) : 0;
+  if (length == 0) {
+    // Not a filter's header: 64 bytes are enough to say what is wrong.
+    const std::size_t got = head.size();
+    head.resize(64);
+    head.resize(got + read_up_to(fd, std::span(head).subspan(got), path));
+    const char* kind = kind_of(head);
+    if (kind != nullptr && !starts_with(head, "PKBF")) {
+      throw InputError(quoted(path) + " is " + kind + ", not a probkit Bloom filter");
+    }
+    try {
+      (void)BloomFilter::deserialize(head);  // throws: no filter is this short or has this header
+    } catch (const probkit::Error& e) {
+      throw InputError(quoted(path) + " is not a valid Bloom filter: " + e.what());
+    }
+    throw InputError(quoted(path) + " is not a valid Bloom filter");
+  }
+  // A file of another length fails before memory for the filter is taken.
+  if (S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) != length) {
+    throw InputError(quoted(path) + " is not a valid Bloom filter: it holds " + std::to_string(st.st_size) +
+                     " bytes, not the " + std::to_string(length) + " its header gives");
+  }
+  std::size_t served = 0;  // of the header, already read
+  const auto source = [&](std::span<std::uint8_t> out) -> std::size_t {
+    if (served < head.size()) {
+      const std::size_t n = std::min(out.size(), head.size() - served);
+      std::memcpy(out.data(), head.data() + served, n);
+      served += n;
+      return n;
+    }
+    return read_up_to(fd, out.first(std::min<std::size_t>(out.size(), std::size_t{1} << 24)), path);
   };
-  bool cut = false;
-  std::vector<std::uint8_t> bytes = read_file_until(path, limit, cut);
-  if (cut && header_valid) {
-    throw InputError(quoted(path) + " is not a valid Bloom filter: it holds more than the " +
-                     std::to_string(bytes.size() - 1) + " bytes its header gives");
-  }
-  const char* kind = kind_of(bytes);
-  if (kind != nullptr && !starts_with(bytes, "PKBF")) {
-    throw InputError(quoted(path) + " is " + kind + ", not a probkit Bloom filter");
-  }
   try {
-    return BloomFilter::deserialize(bytes);
+    return BloomFilter::deserialize_from(source);
   } catch (const probkit::Error& e) {
     throw InputError(quoted(path) + " is not a valid Bloom filter: " + e.what());
   }
@@ -149,7 +184,8 @@ void save(AtomicFile& out, const HyperLogLog& sketch) {
 }
 
 void save(AtomicFile& out, const BloomFilter& filter) {
-  out.write(filter.serialize());
+  // In pieces, the bitset straight from the filter's memory: never held twice.
+  filter.serialize_to([&out](std::span<const std::uint8_t> piece) { out.write(piece); });
   out.commit();
 }
 

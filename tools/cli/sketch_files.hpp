@@ -2,8 +2,6 @@
 // file is wrong and why (missing, corrupt, or a different kind of file).
 #pragma once
 #include <cstdint>
-#include <functional>
-#include <span>
 #include <string>
 #include <vector>
 
@@ -13,11 +11,6 @@
 
 namespace probkit::cli {
 
-// The file ("-" = standard input) up to its end, or up to one byte more than
-// limit(bytes read so far) allows: then `cut` is set and the bytes end there.
-// InputError when it cannot be read.
-using ByteLimit = std::function<std::uint64_t(std::span<const std::uint8_t>)>;
-std::vector<std::uint8_t> read_file_until(const std::string& path, const ByteLimit& limit, bool& cut);
 // The whole file ("-" = standard input); InputError when it cannot be read,
 // or when it holds more than max_bytes (then `what` names what it should be).
 std::vector<std::uint8_t> read_whole_file(const std::string& path, std::uint64_t max_bytes, const char* what);
