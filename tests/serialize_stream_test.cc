@@ -48,7 +48,7 @@ BloomFilter::ByteSource source_over(const std::vector<std::uint8_t>& bytes, std:
   auto rng = std::make_shared<std::mt19937_64>(seed);
   return [&bytes, at, rng, max_piece](std::span<std::uint8_t> out) {
     const std::size_t n = std::min({out.size(), bytes.size() - *at, 1 + (*rng)() % max_piece});
-    std::memcpy(out.data(), bytes.data() + *at, n);
+    if (n != 0) std::memcpy(out.data(), bytes.data() + *at, n);  // bytes.data() may be null
     *at += n;
     return n;
   };
