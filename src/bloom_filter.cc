@@ -517,7 +517,17 @@ BloomFilter BloomFilter::deserialize_from(const ByteSource& source) {
     return Error("PKBF: truncated: " + std::to_string(kHeaderBytes + read) + " bytes where num_blocks = " +
                  std::to_string(h.num_blocks) + " needs " + std::to_string(payload + kHeaderBytes + 8));
   };
-  BloomFilter f(h.num_blocks, h.k, h.layout, h.hash);
+  // The bitset's memory is not zeroed first: it is taken as the bytes arrive,
+  // so a header that claims a large filter in front of a short stream costs
+  // little. Every byte is overwritten before the filter is returned.
+  BloomFilter f(1, h.k, h.layout, h.hash);
+  f.num_blocks_ = h.num_blocks;
+  try {
+    f.storage_ = detail::Storage(payload, detail::Storage::Uninitialized{});
+  } catch (const Error&) {
+    throw Error("PKBF: num_blocks = " + std::to_string(h.num_blocks) + " needs " + std::to_string(payload) +
+                " bytes, more than can be allocated");
+  }
   const std::span<std::uint8_t> bits(f.storage_.data(), payload);
   const std::size_t bits_read = read_fully(source, bits);
   if (bits_read < payload) throw short_by(bits_read);

@@ -26,14 +26,17 @@ void Storage::Free::operator()(std::uint8_t* p) const {
   }
 }
 
-Storage::Storage(std::size_t bytes) {
+Storage::Storage(std::size_t bytes) : Storage(bytes, Uninitialized{}) {
+  if (bytes != 0) std::memset(ptr_.get(), 0, bytes);
+}
+
+Storage::Storage(std::size_t bytes, Uninitialized) {
   if (bytes == 0) return;
   const std::size_t align = bytes >= kHugePage ? kHugePage : kAlign;
   const std::size_t rounded = (bytes + align - 1) / align * align;
   void* p = std::aligned_alloc(align, rounded);
   if (p == nullptr) throw Error("cannot allocate " + std::to_string(bytes) + " bytes");
   if (bytes >= kHugePage) (void)madvise(p, rounded, MADV_HUGEPAGE);
-  std::memset(p, 0, bytes);
   ptr_ = std::unique_ptr<std::uint8_t, Free>(static_cast<std::uint8_t*>(p), Free{rounded});
   size_ = bytes;
 }

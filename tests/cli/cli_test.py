@@ -628,6 +628,20 @@ class BadInputTest(CliTestCase):
         finally:
             writer.join(timeout=60)
         self.assertLess(written[0], 8 << 20, "probkit read on past the filter's length")
+        # A header that claims 1 GiB in front of 8 bytes: "truncated", without
+        # taking the gigabyte (the bitset's memory is taken as bytes arrive).
+        claim = bytearray(good[:32])
+        claim[24:32] = (1 << 24).to_bytes(8, "little")
+        p = subprocess.Popen([support.PROBKIT, "bloom", "info", "-"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE)
+        p.stdin.write(bytes(claim) + bytes(8))
+        p.stdin.close()
+        err = p.stderr.read().decode()
+        _, status, usage = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        self.assertEqual(p.returncode, 1, err)
+        self.assertIn("truncated", err)
+        self.assertLess(usage.ru_maxrss, 200 << 10, f"{usage.ru_maxrss} KiB for a 40-byte input")
 
     def test_backend_cuda_on_host_fails_cleanly(self):
         self.assert_fails(["distinct", "--backend", "cuda"], stdin=b"a\n", mentions="cuda")

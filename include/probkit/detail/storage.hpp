@@ -16,6 +16,11 @@ class Storage {
   Storage() = default;
   // `bytes` zeroed bytes; throws probkit::Error if the allocation fails.
   explicit Storage(std::size_t bytes);
+  // `bytes` bytes left as they come, for a caller that overwrites them all
+  // before any is read: a large allocation then takes memory only as it is
+  // written (a stream that ends early never costs the whole size).
+  struct Uninitialized {};
+  Storage(std::size_t bytes, Uninitialized);
   Storage(const Storage& other);
   Storage& operator=(const Storage& other);
   Storage(Storage&& other) noexcept
