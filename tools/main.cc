@@ -1,6 +1,7 @@
 // probkit: approximate distinct counts and Bloom filters over files, Redis
 // HyperLogLog interchange, and the backend benchmark (docs/CLI.md).
 #include <fcntl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -41,12 +42,14 @@ void report(const std::string& message) {
 // A standard descriptor closed when probkit starts (`>&-`) would be taken by
 // the first file probkit opens: an input file on descriptor 1 made
 // `-o /dev/stdout` resolve to that input and replace it with the output. Each
-// closed one gets /dev/null, opened the wrong way round (0 for writing, 1 and
-// 2 for reading), so that no file lands on it and reading or writing it fails.
+// closed one gets an unconnected socket, so that no file lands on it: reading
+// or writing it fails (ENOTCONN), and so does opening /dev/stdin, /dev/stdout
+// or /dev/stderr through it (ENXIO), where /dev/null would have let them
+// succeed with nothing read or written.
 void hold_closed_standard_descriptors() {
   for (int fd = 0; fd <= 2; ++fd) {
     if (fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
-    const int held = open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY);  // the lowest free: fd
+    const int held = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);  // the lowest free descriptor: fd
     if (held >= 0 && held != fd) close(held);
   }
 }

@@ -532,9 +532,15 @@ class BadInputTest(CliTestCase):
         for out in ("/dev/stdout", "-"):
             p = subprocess.run(build + [out, keys], capture_output=True, preexec_fn=lambda: os.close(1))
             self.assertEqual(self.read("in.txt"), b"a\nb\n", f"-o {out} replaced the input")
-            if out == "-":
-                self.assertEqual(p.returncode, 1, p.stderr)
-                self.assertIn("cannot write standard output", p.stderr.decode())
+            self.assertEqual(p.returncode, 1, (out, p.stderr))
+            self.assertIn("cannot write standard output" if out == "-" else "cannot write '/dev/stdout'",
+                          p.stderr.decode())
+        # A closed standard input named by path fails too (/dev/null in its
+        # place would have read as empty).
+        p = subprocess.run([support.PROBKIT, "distinct", "/dev/stdin"], capture_output=True,
+                           preexec_fn=lambda: os.close(0))
+        self.assertEqual(p.returncode, 1, p.stdout)
+        self.assertIn("/dev/stdin", p.stderr.decode())
         # A write error on "-" names standard output, not a file called '-'.
         sketch = self.make_sketch()
         with open("/dev/full", "wb") as full:
@@ -603,6 +609,12 @@ class BadInputTest(CliTestCase):
         self.write("long.pkbf", good + b"\0")
         self.assert_fails(query + [self.path("long.pkbf")], mentions=f"holds {len(good) + 1} bytes, not the {len(good)}")
         self.assertEqual(run(query + [bloom], stdin=b"a\n")[0], 0)
+        # Standard input, a file already partly read: its length is what is left.
+        self.write("prefixed.bin", b"abc\n" + good)
+        with open(self.path("prefixed.bin"), "rb") as f:
+            f.seek(4)
+            p = subprocess.run([support.PROBKIT, "bloom", "info", "-"], stdin=f, capture_output=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
         # A pipe with a valid header and then 64 MiB: probkit must close it
         # long before the writer is done (bounded, so that a regression fails
         # instead of eating the machine's memory).

@@ -1,6 +1,7 @@
 #include "cli/atomic_file.hpp"
 
 #include <fcntl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -74,8 +75,15 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)), name_("'" + p
   if (path_ == "-") {
     // "-" is standard output, as it is standard input for the inputs.
     name_ = "standard output";
+    // Closed at start, it holds an unconnected socket (tools/main.cc).
     const int flags = fcntl(STDOUT_FILENO, F_GETFL);
-    if (flags == -1 || (flags & O_ACCMODE) == O_RDONLY) {
+    struct stat out {};
+    sockaddr_storage peer{};
+    socklen_t peer_len = sizeof peer;
+    const bool unconnected = fstat(STDOUT_FILENO, &out) == 0 && S_ISSOCK(out.st_mode) &&
+                             getpeername(STDOUT_FILENO, reinterpret_cast<sockaddr*>(&peer), &peer_len) != 0 &&
+                             errno == ENOTCONN;
+    if (flags == -1 || (flags & O_ACCMODE) == O_RDONLY || unconnected) {
       throw InputError("cannot write standard output: it is closed or not open for writing");
     }
     fd_ = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0);

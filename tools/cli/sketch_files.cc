@@ -137,6 +137,8 @@ BloomFilter load_bloom(const std::string& path) {
   } closer{fd, !from_stdin};
   struct stat st {};
   if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) throw InputError("cannot read " + quoted(path) + ": it is a folder");
+  // Standard input may be a file already partly read: its bytes are those left.
+  const off_t start = S_ISREG(st.st_mode) ? lseek(fd, 0, SEEK_CUR) : 0;
   std::vector<std::uint8_t> head(kPkbfHeader);
   head.resize(read_up_to(fd, head, path));
   const std::uint64_t length = head.size() == kPkbfHeader ? pkbf_length(head) : 0;
@@ -157,8 +159,9 @@ BloomFilter load_bloom(const std::string& path) {
     throw InputError(quoted(path) + " is not a valid Bloom filter");
   }
   // A file of another length fails before memory for the filter is taken.
-  if (S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) != length) {
-    throw InputError(quoted(path) + " is not a valid Bloom filter: it holds " + std::to_string(st.st_size) +
+  const std::uint64_t held = static_cast<std::uint64_t>(st.st_size - std::max<off_t>(start, 0));
+  if (S_ISREG(st.st_mode) && held != length) {
+    throw InputError(quoted(path) + " is not a valid Bloom filter: it holds " + std::to_string(held) +
                      " bytes, not the " + std::to_string(length) + " its header gives");
   }
   std::size_t served = 0;  // of the header, already read
