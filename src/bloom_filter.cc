@@ -503,6 +503,15 @@ BloomFilter BloomFilter::deserialize(std::span<const std::uint8_t> bytes) {
   return f;
 }
 
+std::uint64_t BloomFilter::serialized_size(std::span<const std::uint8_t> header) {
+  if (header.data() == nullptr && !header.empty()) throw Error("PKBF: null pointer with non-zero length");
+  if (header.size() < kHeaderBytes) {
+    throw Error("PKBF: truncated: " + std::to_string(header.size()) + " bytes is shorter than the " +
+                std::to_string(kHeaderBytes) + "-byte header");
+  }
+  return kHeaderBytes + decode_header(header.data()).payload_bytes() + 8;
+}
+
 BloomFilter BloomFilter::deserialize_from(const ByteSource& source) {
   if (!source) throw Error("deserialize_from: the source is empty");
   std::array<std::uint8_t, kHeaderBytes> header{};

@@ -122,6 +122,29 @@ TEST(BloomStreamFormat, BadBytesFailAsDeserializeFails) {
   }
 }
 
+TEST(BloomStreamFormat, SerializedSizeReadsTheHeaderAsDeserializeDoes) {
+  for (BloomLayout layout : {BloomLayout::Cacheline512, BloomLayout::ParquetSbbf}) {
+    const std::vector<std::uint8_t> good = sample_filter(layout, 7, 3).serialize();
+    EXPECT_EQ(BloomFilter::serialized_size(std::span(good).first(32)), good.size());
+    EXPECT_EQ(BloomFilter::serialized_size(good), good.size());
+    EXPECT_NE(message_of([&] { (void)BloomFilter::serialized_size(std::span(good).first(31)); }).find("truncated"),
+              std::string::npos);
+    for (std::size_t at = 0; at < 32; ++at) {
+      if (at >= 16 && at < 24) continue;  // the seed: any value is valid
+      std::vector<std::uint8_t> bad = good;
+      bad[at] ^= 0x41;
+      const std::string header = message_of([&] { (void)BloomFilter::serialized_size(std::span(bad).first(32)); });
+      const std::string whole = message_of([&] { (void)BloomFilter::deserialize(bad); });
+      if (header == "(no error)") {  // num_blocks still in range: a new length the bytes do not have
+        EXPECT_GE(at, 24u);
+        EXPECT_NE(whole.find("does not match num_blocks"), std::string::npos) << whole;
+      } else {
+        EXPECT_EQ(header, whole) << "byte " << at;
+      }
+    }
+  }
+}
+
 TEST(BloomStreamFormat, BadCallbacksAreErrors) {
   const BloomFilter f = sample_filter(BloomLayout::Cacheline512, 2, 1);
   EXPECT_THROW(f.serialize_to(nullptr), Error);

@@ -124,6 +124,10 @@ class BloomFilter {
   using ByteSource = std::function<std::size_t(std::span<std::uint8_t>)>;
   void serialize_to(const ByteSink& sink) const;
   static BloomFilter deserialize_from(const ByteSource& source);
+  // The length of the PKBF bytes that start with `header` (at least its 32
+  // bytes), after every check of the header deserialize makes (Error if one
+  // fails): how much a reader should expect before it takes any memory.
+  static std::uint64_t serialized_size(std::span<const std::uint8_t> header);
 
  private:
   void check_same_shape(const BloomFilter& other, const char* op) const;

@@ -30,36 +30,64 @@ const char* kind_of(const std::vector<std::uint8_t>& bytes) {
   return nullptr;
 }
 
+// read(2) until `out` is full or the input ends; InputError on a read error.
+std::size_t read_up_to(int fd, std::span<std::uint8_t> out, const std::string& path) {
+  std::size_t got = 0;
+  while (got < out.size()) {
+    const ssize_t r = read(fd, out.data() + got, out.size() - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) throw InputError("cannot read " + quoted(path) + ": " + std::strerror(errno));
+    if (r == 0) break;
+    got += static_cast<std::size_t>(r);
+  }
+  return got;
+}
+
+// A file opened for reading ("-" = standard input, left open), not a folder.
+// Whether to close is the path's to say, not the descriptor's: with standard
+// input closed, open() returns 0 for a named file.
+struct InputFile {
+  explicit InputFile(const std::string& path) : owns(path != "-") {
+    fd = owns ? open(path.c_str(), O_RDONLY | O_CLOEXEC) : STDIN_FILENO;
+    if (fd < 0) throw InputError("cannot open " + quoted(path) + ": " + std::strerror(errno));
+    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+      if (owns) close(fd);
+      throw InputError("cannot read " + quoted(path) + ": it is a folder");
+    }
+  }
+  InputFile(const InputFile&) = delete;
+  InputFile& operator=(const InputFile&) = delete;
+  ~InputFile() {
+    if (owns) close(fd);
+  }
+  // The bytes left to read of a regular file (standard input may be one
+  // already partly read); 0 for anything else.
+  std::uint64_t regular_bytes_left() const {
+    if (!S_ISREG(st.st_mode)) return 0;
+    const off_t at = lseek(fd, 0, SEEK_CUR);
+    return static_cast<std::uint64_t>(st.st_size - std::clamp<off_t>(at, 0, st.st_size));
+  }
+  bool owns;
+  int fd = -1;
+  struct stat st {};
+};
+
+constexpr std::size_t kPkbfHeader = 32;
+
 }  // namespace
 
 std::vector<std::uint8_t> read_whole_file(const std::string& path, std::uint64_t max_bytes, const char* what) {
-  // Whether to close is the path's to say, not the descriptor's: with standard
-  // input closed, open() returns 0 for a named file.
-  const bool from_stdin = path == "-";
-  const int fd = from_stdin ? STDIN_FILENO : open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw InputError("cannot open " + quoted(path) + ": " + std::strerror(errno));
-  struct stat st {};
-  if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-    close(fd);
-    throw InputError("cannot read " + quoted(path) + ": it is a folder");
-  }
+  const InputFile in(path);
   max_bytes = std::min(max_bytes, std::uint64_t{UINT64_MAX - 1});  // max_bytes + 1 must not wrap
   std::vector<std::uint8_t> out;
-  if (S_ISREG(st.st_mode)) out.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(st.st_size, max_bytes + 1)));
+  out.reserve(static_cast<std::size_t>(std::min(in.regular_bytes_left(), max_bytes + 1)));
   std::uint8_t buf[1 << 16];
   while (out.size() <= max_bytes) {
-    const ssize_t r =
-        read(fd, buf, static_cast<std::size_t>(std::min<std::uint64_t>(sizeof buf, max_bytes + 1 - out.size())));
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      const int e = errno;
-      if (!from_stdin) close(fd);
-      throw InputError("cannot read " + quoted(path) + ": " + std::strerror(e));
-    }
-    if (r == 0) break;
-    out.insert(out.end(), buf, buf + r);
+    const std::size_t n =
+        read_up_to(in.fd, std::span(buf, std::min<std::uint64_t>(sizeof buf, max_bytes + 1 - out.size())), path);
+    if (n == 0) break;
+    out.insert(out.end(), buf, buf + n);
   }
-  if (!from_stdin) close(fd);
   if (out.size() > max_bytes) {
     throw InputError(quoted(path) + " is not a " + what + ": it holds more than " + std::to_string(max_bytes) +
                      " bytes");
@@ -88,79 +116,29 @@ HyperLogLog load_hll(const std::string& path) {
   }
 }
 
-namespace {
-
-constexpr std::size_t kPkbfHeader = 32;
-
-// The length of the PKBF bytes a 32-byte header gives, or 0 when a field that
-// docs/FORMAT.md checks before the length is wrong (then deserialize's
-// message says which).
-std::uint64_t pkbf_length(std::span<const std::uint8_t> head) {
-  std::uint64_t num_blocks = 0;
-  for (int i = 7; i >= 0; --i) num_blocks = num_blocks << 8 | head[24 + i];
-  const std::uint8_t layout = head[6], k = head[7];
-  const bool reserved_zero = std::all_of(head.begin() + 9, head.begin() + 16, [](std::uint8_t b) { return b == 0; });
-  const bool valid = std::memcmp(head.data(), "PKBF", 4) == 0 && head[4] == 1 && head[5] == 0 &&
-                     (layout == 1 ? k >= 1 && k <= 16 : layout == 2 && k == 8) && (head[8] == 1 || head[8] == 2) &&
-                     reserved_zero && num_blocks >= 1 && num_blocks <= 0xFFFFFFFFu;
-  return valid ? kPkbfHeader + num_blocks * (layout == 2 ? 32 : 64) + 8 : 0;
-}
-
-// read(2) until `out` is full or the input ends; InputError on a read error.
-std::size_t read_up_to(int fd, std::span<std::uint8_t> out, const std::string& path) {
-  std::size_t got = 0;
-  while (got < out.size()) {
-    const ssize_t r = read(fd, out.data() + got, out.size() - got);
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) throw InputError("cannot read " + quoted(path) + ": " + std::strerror(errno));
-    if (r == 0) break;
-    got += static_cast<std::size_t>(r);
-  }
-  return got;
-}
-
-}  // namespace
-
 BloomFilter load_bloom(const std::string& path) {
   // The bytes go straight into the filter's memory (deserialize_from), so a
   // filter is never held twice, and reading stops where its header says it
   // ends: `bloom query /dev/zero`, or a pipe that goes on, end at once.
-  const bool from_stdin = path == "-";
-  const int fd = from_stdin ? STDIN_FILENO : open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw InputError("cannot open " + quoted(path) + ": " + std::strerror(errno));
-  struct Closer {
-    int fd;
-    bool owns;
-    ~Closer() {
-      if (owns) close(fd);
-    }
-  } closer{fd, !from_stdin};
-  struct stat st {};
-  if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) throw InputError("cannot read " + quoted(path) + ": it is a folder");
-  // Standard input may be a file already partly read: its bytes are those left.
-  const off_t start = S_ISREG(st.st_mode) ? lseek(fd, 0, SEEK_CUR) : 0;
+  const InputFile in(path);
+  const int fd = in.fd;
+  const std::uint64_t held = in.regular_bytes_left();
   std::vector<std::uint8_t> head(kPkbfHeader);
   head.resize(read_up_to(fd, head, path));
-  const std::uint64_t length = head.size() == kPkbfHeader ? pkbf_length(head) : 0;
-  if (length == 0) {
-    // Not a filter's header: 64 bytes are enough to say what is wrong.
-    const std::size_t got = head.size();
-    head.resize(64);
-    head.resize(got + read_up_to(fd, std::span(head).subspan(got), path));
-    const char* kind = kind_of(head);
-    if (kind != nullptr && !starts_with(head, "PKBF")) {
-      throw InputError(quoted(path) + " is " + kind + ", not a probkit Bloom filter");
-    }
-    try {
-      (void)BloomFilter::deserialize(head);  // throws: no filter is this short or has this header
-    } catch (const probkit::Error& e) {
-      throw InputError(quoted(path) + " is not a valid Bloom filter: " + e.what());
-    }
-    throw InputError(quoted(path) + " is not a valid Bloom filter");
+  const char* kind = kind_of(head);
+  if (kind != nullptr && !starts_with(head, "PKBF")) {
+    throw InputError(quoted(path) + " is " + kind + ", not a probkit Bloom filter");
+  }
+  std::uint64_t length = 0;
+  try {
+    // Shorter than a header: deserialize's message (truncated, or bad magic).
+    if (head.size() < kPkbfHeader) (void)BloomFilter::deserialize(head);
+    length = BloomFilter::serialized_size(head);
+  } catch (const probkit::Error& e) {
+    throw InputError(quoted(path) + " is not a valid Bloom filter: " + e.what());
   }
   // A file of another length fails before memory for the filter is taken.
-  const std::uint64_t held = static_cast<std::uint64_t>(st.st_size - std::max<off_t>(start, 0));
-  if (S_ISREG(st.st_mode) && held != length) {
+  if (S_ISREG(in.st.st_mode) && held != length) {
     throw InputError(quoted(path) + " is not a valid Bloom filter: it holds " + std::to_string(held) +
                      " bytes, not the " + std::to_string(length) + " its header gives");
   }
