@@ -419,7 +419,7 @@ struct PkbfHeader {
   std::uint64_t payload_bytes() const { return num_blocks * layout::block_bytes(layout); }
 };
 
-std::array<std::uint8_t, kHeaderBytes> encode_header(const PkbfHeader& h) {
+std::vector<std::uint8_t> encode_header(const PkbfHeader& h) {
   detail::ByteWriter w(kHeaderBytes);
   w.bytes("PKBF", 4);
   w.le<std::uint16_t>(kFormatVersion);
@@ -429,10 +429,7 @@ std::array<std::uint8_t, kHeaderBytes> encode_header(const PkbfHeader& h) {
   w.zeros(7);
   w.le<std::uint64_t>(h.hash.seed);
   w.le<std::uint64_t>(h.num_blocks);
-  const std::vector<std::uint8_t> bytes = w.take();
-  std::array<std::uint8_t, kHeaderBytes> out{};
-  std::memcpy(out.data(), bytes.data(), kHeaderBytes);
-  return out;
+  return w.take();
 }
 
 // Every header field checked, in the order the messages promise: magic,

@@ -100,22 +100,9 @@ class Xxh64Stream {
     buffered_ = n;
   }
   std::uint64_t digest() const {
-    using namespace layout;
-    std::uint64_t h = seed_ + kXxhPrime5;
-    if (total_ >= kStripe) {
-      h = rotl64(v_[0], 1) + rotl64(v_[1], 7) + rotl64(v_[2], 12) + rotl64(v_[3], 18);
-      for (std::uint64_t v : v_) h = xxh64_merge_round(h, v);
-    }
-    h += total_;
-    const std::uint8_t* p = buf_;
-    const std::uint8_t* const end = buf_ + buffered_;
-    for (; end - p >= 8; p += 8) h = xxh64_tail8(h, load_le64(p));
-    if (end - p >= 4) {
-      h = xxh64_tail4(h, load_le32(p));
-      p += 4;
-    }
-    while (p < end) h = xxh64_tail1(h, *p++);
-    return xxh64_avalanche(h);
+    const std::uint64_t h =
+        total_ >= kStripe ? layout::xxh64_merge_lanes(v_[0], v_[1], v_[2], v_[3]) : seed_ + layout::kXxhPrime5;
+    return layout::xxh64_finish(h, total_, buf_, buffered_);
   }
 
  private:

@@ -49,6 +49,33 @@ PROBKIT_HD_INLINE std::uint64_t xxh64_tail1(std::uint64_t h, std::uint8_t byte) 
   return rotl64(h, 11) * kXxhPrime1;
 }
 
+// The four stripe lanes folded into one (inputs of 32 bytes or more).
+PROBKIT_HD_INLINE std::uint64_t xxh64_merge_lanes(std::uint64_t v1, std::uint64_t v2, std::uint64_t v3,
+                                                  std::uint64_t v4) {
+  std::uint64_t h = rotl64(v1, 1) + rotl64(v2, 7) + rotl64(v3, 12) + rotl64(v4, 18);
+  h = xxh64_merge_round(h, v1);
+  h = xxh64_merge_round(h, v2);
+  h = xxh64_merge_round(h, v3);
+  return xxh64_merge_round(h, v4);
+}
+
+// After the stripes: h (merged lanes, or seed + prime 5 for short inputs) with
+// the total length added, then the `n` < 32 tail bytes at `p` and the avalanche.
+PROBKIT_HD_INLINE std::uint64_t xxh64_finish(std::uint64_t h, std::uint64_t len, const std::uint8_t* p, std::size_t n) {
+  const std::uint8_t* const end = p + n;
+  h += len;
+  while (end - p >= 8) {
+    h = xxh64_tail8(h, load_le64(p));
+    p += 8;
+  }
+  if (end - p >= 4) {
+    h = xxh64_tail4(h, load_le32(p));
+    p += 4;
+  }
+  while (p < end) h = xxh64_tail1(h, *p++);
+  return xxh64_avalanche(h);
+}
+
 // XXH64 of `len` bytes at `p`.
 PROBKIT_HD_INLINE std::uint64_t xxh64(const std::uint8_t* p, std::size_t len, std::uint64_t seed) {
   const std::uint8_t* const end = p + len;
@@ -66,25 +93,11 @@ PROBKIT_HD_INLINE std::uint64_t xxh64(const std::uint8_t* p, std::size_t len, st
       v4 = xxh64_round(v4, load_le64(p + 24));
       p += 32;
     } while (p <= limit);
-    h = rotl64(v1, 1) + rotl64(v2, 7) + rotl64(v3, 12) + rotl64(v4, 18);
-    h = xxh64_merge_round(h, v1);
-    h = xxh64_merge_round(h, v2);
-    h = xxh64_merge_round(h, v3);
-    h = xxh64_merge_round(h, v4);
+    h = xxh64_merge_lanes(v1, v2, v3, v4);
   } else {
     h = seed + kXxhPrime5;
   }
-  h += static_cast<std::uint64_t>(len);
-  while (end - p >= 8) {
-    h = xxh64_tail8(h, load_le64(p));
-    p += 8;
-  }
-  if (end - p >= 4) {
-    h = xxh64_tail4(h, load_le32(p));
-    p += 4;
-  }
-  while (p < end) h = xxh64_tail1(h, *p++);
-  return xxh64_avalanche(h);
+  return xxh64_finish(h, len, p, static_cast<std::size_t>(end - p));
 }
 
 // Fixed-width keys, hashed as their little-endian bytes (DESIGN.md §2).
