@@ -19,7 +19,6 @@
 #include <utility>
 
 #include "bloom_common-inl.h"
-#include "cacheline_bit_table.h"
 #include "probkit/detail/kernels.hpp"
 #include "probkit/layout/bloom.hpp"
 #include "stream_prefetch.h"
@@ -30,80 +29,31 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 #if HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
 
-// cacheline512 add, k compiled in (no loop control between the probes).
-//
-// AVX-512: the key's 16-word mask is the OR of k lines of kCachelineBit (a
-// 64-byte load each, combined three at a time by vpternlogd) and the block
-// is written once. Other targets: k read-modify-writes of the block's words.
-//
-// Measured on the Emerald Rapids guest, k = 6, 256 KiB filter, one thread,
-// M keys/s. Library, AVX3_DL, medians of 9 interleaved runs: table 250 vs
-// read-modify-writes 209 pre-hashed, u64 190 vs 156, 16-byte strings 146 vs
-// 128; 32 MiB 122 vs 115; 1 GiB alike (51.5, 51.4). The table's 32 KiB
-// share L1 with the filter's lines; that cost is inside these figures.
-// Microbenchmark, best of 15: table 322, read-modify-writes 224, and the
-// floor, one 64-byte read-modify-write per random line with nothing else to
-// do, ~620 (the bench's update probe). Slower: a mask built from the
-// positions in registers (per probe a broadcast, a subtract and a variable
-// shift: 1.3x slower than the read-modify-writes; or a broadcast, a compare
-// and a masked OR per word group: 1.6x on AVX3, 5x on AVX2); a two-level
-// table (a one-hot word line ANDed with a broadcast bit; 1.35x slower than
-// the full one). Line offsets computed eight keys at a time in vectors pay
-// only when computed a step ahead (add_cacheline_groups below). On AVX2 the
-// table, as two 32-byte halves, was 1.1x faster in the microbenchmark but
-// slower in the library (medians of 11 interleaved runs: pre-hashed 196 vs
-// 216, u64 129 vs 159), so AVX2 keeps the read-modify-writes. Among their
-// forms, every other position arithmetic measured as fast or slower: bit and
-// word from lookup tables, positions from vectors stored for the scalar ORs
-// (even a step ahead: alike in L1, 1.1x slower at 256 KiB), load/bts/store,
-// lea addresses.
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
-inline constexpr bool kCachelineAddFromTable = true;
-#else
-inline constexpr bool kCachelineAddFromTable = false;
-#endif
-
-// Where probe i's line starts in kCachelineBit (one line per position).
-HWY_INLINE std::uint32_t table_line_bytes(std::uint32_t x, std::uint32_t i) {
-  return layout::cacheline_probe(x, i) * layout::kCachelineBytes;
-}
-
-// ORs the table lines at the given byte offsets (one per probe) into the
-// block: the key's whole mask in registers, the block written once.
-template <std::uint32_t kK>
-HWY_INLINE void or_table_lines(std::uint32_t* block, const std::uint32_t* line_bytes) {
-  const DBlock d;
-  const char* table = reinterpret_cast<const char*>(kCachelineBit.word);
-  for (std::size_t j = 0; j < layout::kCachelineWords; j += hn::Lanes(d)) {
-    const auto part = [&](std::uint32_t i) {
-      return hn::Load(d, reinterpret_cast<const std::uint32_t*>(table + line_bytes[i]) + j);
-    };
-    auto mask = part(0);
-    std::uint32_t i = 1;
-    for (; i + 1 < kK; i += 2) mask = hn::Or3(mask, part(i), part(i + 1));
-    const auto old = hn::LoadU(d, block + j);
-    hn::StoreU(i < kK ? hn::Or3(mask, part(i), old) : hn::Or(mask, old), d, block + j);
-  }
-}
-
+// cacheline512 add of one key, k compiled in (no loop control between the
+// probes): k read-modify-writes of the block's words. AVX-512 adds whole
+// steps of eight keys with add_cacheline_groups below and leaves this loop
+// the last n % 8 keys; other targets add every key here. AVX2 with the
+// AVX-512 step's masks in two 32-byte halves (Zen 5 guest, k = 6, 256 KiB,
+// pre-hashed, harness, TSC cycles per key, min / median of 40 alternated
+// passes): 8.65 / 12.7 against these read-modify-writes 8.72 / 12.6, alike,
+// and Intel cores have fewer vector pipes for it. Earlier, on the
+// Emerald Rapids guest (AVX2, k = 6, 256 KiB, medians of 11 interleaved
+// library runs): the OR of k lines of a one-bit-per-line table, as two
+// 32-byte halves, was slower (pre-hashed 196 vs 216 M keys/s, u64 129 vs
+// 159); masks built by compare and masked OR per word group 5x slower. Every
+// other position arithmetic measured as fast or slower: bit and word from
+// lookup tables, positions from vectors stored for the scalar ORs,
+// load/bts/store, lea addresses.
 template <std::uint32_t kK>
 HWY_INLINE void cacheline_set(std::uint32_t* block, std::uint64_t h) {
   static_assert(kK >= 1 && kK <= layout::kMaxCachelineK);
   const auto x = static_cast<std::uint32_t>(h);
-  if constexpr (kCachelineAddFromTable) {
-    std::uint32_t line_bytes[kK];  // where probe i's table line starts
-    for (std::uint32_t i = 0; i < kK; ++i) {
-      line_bytes[i] = table_line_bytes(x, i);
-    }
-    or_table_lines<kK>(block, line_bytes);
-  } else {
-    for (std::uint32_t i = 0; i < kK; ++i) {
-      // position = product >> 23 (layout::cacheline_probe): its word is
-      // product >> 28, its bit the low five bits of the product rotated by
-      // 23 (one rorx; the shift takes its count mod 32, so the mask is free).
-      const std::uint32_t product = x * layout::bloom_salt(i);
-      block[product >> 28] |= 1u << (std::rotr(product, 23) & 31);
-    }
+  for (std::uint32_t i = 0; i < kK; ++i) {
+    // position = product >> 23 (layout::cacheline_probe): its word is
+    // product >> 28, its bit the low five bits of the product rotated by
+    // 23 (one rorx; the shift takes its count mod 32, so the mask is free).
+    const std::uint32_t product = x * layout::bloom_salt(i);
+    block[product >> 28] |= 1u << (std::rotr(product, 23) & 31);
   }
 }
 
@@ -117,53 +67,63 @@ HWY_INLINE void sbbf_set(std::uint32_t* block, std::uint64_t h) {
 
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
 // AVX-512 cacheline512 add, eight keys per step, software-pipelined: the
-// table offsets of the next eight keys' probes and their block offsets come
-// from vector multiplies (vpmulld, vpmuludq) stored to a small buffer, while
-// this step's keys OR their table lines into their blocks. Per key that
-// leaves one scalar load per probe, where cacheline_set spends a scalar
-// imul: those multiplies, all on one port, bounded the per-key loop (the
-// step loop now mixes the two: kLoadedLineOffsets below). The
-// buffer is written a whole step before it is read, so the reads never wait
-// on a store still in flight: computed and read in the same step, it was
-// 1.3x slower than the per-key loop. k = 6, pre-hashed keys, one thread,
-// TSC cycles per key, best of 10 alternating runs of the library kernel on a
-// 256 KiB filter: AVX3_DL 6.33 against 6.84, AVX3 6.44 against 6.84; with
-// the filter in L1 (microbenchmark) 5.2 against 6.2. 32 MiB and 1 GiB
-// filters measured alike.
+// probe positions of the next eight keys and their block offsets come from
+// vector multiplies (vpmulld, vpmuludq) stored to a small buffer, while this
+// step's keys build their 16-word masks in registers and write each block
+// once. The buffer is written a whole step before it is read, so the reads
+// never wait on a store still in flight.
+//
+// Probe p at position a sets word w to bit a - 32w when that lies in
+// [0, 32). vpsrlvd gives 0 for shift counts of 32 or more, so the part is
+// one vpsubd (the position broadcast from the buffer, folded into the
+// instruction) and one vpsrlvd: 0x80000000 >> (32w + 31 - a). Parts are ORed
+// three at a time by vpternlogd.
+//
+// Replaced k 64-byte lines of a 32 KiB one-bit-per-line table (two offsets
+// from the buffer, the others from scalar multiplies): their loads and address
+// arithmetic were the bound, and the table shared L1 with the filter's lines;
+// the ALU work that replaces them has four vector pipes on Zen 5. Zen 5
+// guest, AVX3_DL, one thread, TSC cycles per key, min / median of 12-20
+// alternated passes of the library's hash + add over u64 keys, table against
+// registers: 256 KiB filter, k = 6: 6.93 / 9.37 against 4.09 / 5.10 (three
+// rounds alike); 16 KiB 7.47 / 9.28 against 5.34 / 5.53; 32 MiB 23.9 / 24.2
+// against 18.8 / 21.9; 256 KiB k = 1, 8, 16: 3.94 / 8.32 / 16.6 against
+// 2.69 / 4.74 / 10.2 (mins); 16-byte strings 10.6 / 10.9 against 9.4 / 9.7.
+// (On the Emerald Rapids guest, masks built from scalar positions -- a
+// broadcast from a general register per probe -- had measured 1.3x slower
+// than read-modify-writes; this form was not measured there.)
 inline constexpr std::size_t kAddGroup = 8;  // keys per step: one vector of hashes
 
-// How many of a key's table-line offsets the step loop reads from the
-// buffer; it computes the others from the hash with a scalar multiply. All
-// loaded, the loads (k offsets, k table lines, the block and its offset) bound
-// the loop on the load ports; all computed, the multiplies bound it on port 1.
-// Balanced, (2k - 3) / 4 loaded: k = 6, pre-hashed keys, TSC cycles per key,
-// best of 14 alternated runs, all loaded against 2 loaded: 16 KiB filter 6.12
-// against 6.02, 256 KiB 6.98 against 6.41 (1 or 3 loaded: no better).
+// Positions buffered per key: probes 0-7 two keys per vector multiply, or
+// all 16 one key per multiply when k > 8.
 template <std::uint32_t kK>
-inline constexpr std::uint32_t kLoadedLineOffsets = kK >= 2 ? (2 * kK - 3) / 4 : 0;
-inline constexpr std::size_t kBufferedProbes = 8;  // probes 0-7: one key per half vector
-static_assert(kLoadedLineOffsets<layout::kMaxCachelineK> <= kBufferedProbes);
+inline constexpr std::size_t kBufferedProbes = kK <= 8 ? 8 : 16;
 
+template <std::uint32_t kK>
 struct AddGroupOffsets {
-  // Key l's probes 0-7 at kBufferedProbes * l: two keys per vector multiply.
-  alignas(64) std::uint32_t line_bytes[kAddGroup * kBufferedProbes];
+  // Key l's probe positions at kBufferedProbes<kK> * l.
+  alignas(64) std::uint32_t positions[kAddGroup * kBufferedProbes<kK>];
   alignas(64) std::uint64_t block_bytes[kAddGroup];
 };
 
 template <std::uint32_t kK>
 HWY_INLINE void add_group_offsets(const std::uint64_t* hashes, __m512i num_blocks,
-                                  AddGroupOffsets& out) {
+                                  AddGroupOffsets<kK>& out) {
   const __m512i h = _mm512_loadu_si512(hashes);
-  if constexpr (kLoadedLineOffsets<kK> != 0) {
+  if constexpr (kBufferedProbes<kK> == 8) {
     const __m512i salt = _mm512_broadcast_i32x8(
         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(layout::kBloomSalt)));
-    const __m512i line_of = _mm512_set1_epi32(~std::int32_t{63});
     for (int j = 0; j < 4; ++j) {
       const __m512i x = _mm512_permutexvar_epi32(key_pair_pick(j), h);  // hashes 2j, 2j + 1
-      // (x * salt) >> 23 is the position; << 6 its line's byte offset.
-      const __m512i line_bytes =
-          _mm512_and_si512(_mm512_srli_epi32(_mm512_mullo_epi32(x, salt), 17), line_of);
-      _mm512_store_si512(out.line_bytes + 2 * kBufferedProbes * j, line_bytes);
+      _mm512_store_si512(out.positions + 16 * j,
+                         _mm512_srli_epi32(_mm512_mullo_epi32(x, salt), 23));
+    }
+  } else {
+    const __m512i salt = _mm512_loadu_si512(layout::kBloomSalt);
+    for (int l = 0; l < static_cast<int>(kAddGroup); ++l) {
+      const __m512i x = _mm512_permutexvar_epi32(_mm512_set1_epi32(2 * l), h);  // hash l
+      _mm512_store_si512(out.positions + 16 * l,
+                         _mm512_srli_epi32(_mm512_mullo_epi32(x, salt), 23));
     }
   }
   // block_index(h) = ((h >> 32) * num_blocks) >> 32, times 64 bytes. vpmuludq
@@ -171,6 +131,27 @@ HWY_INLINE void add_group_offsets(const std::uint64_t* hashes, __m512i num_block
   const __m512i block =
       _mm512_srli_epi64(_mm512_mul_epu32(_mm512_srli_epi64(h, 32), num_blocks), 32);
   _mm512_store_si512(out.block_bytes, _mm512_slli_epi64(block, 6));
+}
+
+// ORs the bits at the key's kK positions into its block, written once.
+template <std::uint32_t kK>
+HWY_INLINE void or_key_mask(char* block, const std::uint32_t* positions) {
+  // Lane w: 32w + 31, so that (32w + 31 - a) is a's shift from bit 31 of word w.
+  const __m512i top =
+      _mm512_set_epi32(511, 479, 447, 415, 383, 351, 319, 287, 255, 223, 191, 159, 127, 95, 63, 31);
+  const __m512i bit31 = _mm512_set1_epi32(static_cast<std::int32_t>(0x80000000u));
+  const auto part = [&](std::uint32_t p) {
+    const __m512i shift =
+        _mm512_sub_epi32(top, _mm512_set1_epi32(static_cast<std::int32_t>(positions[p])));
+    return _mm512_srlv_epi32(bit31, shift);
+  };
+  constexpr int kOr3 = 0xFE;  // a | b | c
+  __m512i mask = part(0);
+  std::uint32_t p = 1;
+  for (; p + 1 < kK; p += 2) mask = _mm512_ternarylogic_epi32(mask, part(p), part(p + 1), kOr3);
+  const __m512i old = _mm512_loadu_si512(block);
+  _mm512_storeu_si512(block, p < kK ? _mm512_ternarylogic_epi32(mask, part(p), old, kOr3)
+                                    : _mm512_or_si512(mask, old));
 }
 
 // Adds the first n - n % 8 keys; returns how many it added.
@@ -181,12 +162,12 @@ std::size_t add_cacheline_groups(const detail::BloomRef& f, const std::uint64_t*
   if (groups == 0) return 0;
   char* const words = reinterpret_cast<char*>(f.words);
   const __m512i num_blocks = _mm512_set1_epi64(static_cast<long long>(f.num_blocks));
-  AddGroupOffsets offsets[2];
+  AddGroupOffsets<kK> offsets[2];
   if constexpr (kPrefetch) prefetch_first<true>(f, hashes, n);
   add_group_offsets<kK>(hashes, num_blocks, offsets[0]);
   for (std::size_t g = 0; g < groups; ++g) {
     const std::size_t i = g * kAddGroup;
-    const AddGroupOffsets& now = offsets[g & 1];
+    const AddGroupOffsets<kK>& now = offsets[g & 1];
     if (g + 1 < groups) add_group_offsets<kK>(hashes + i + kAddGroup, num_blocks, offsets[~g & 1]);
     prefetch_stream(hashes + i);
     for (std::size_t l = 0; l < kAddGroup; ++l) {
@@ -196,13 +177,7 @@ std::size_t add_cacheline_groups(const detail::BloomRef& f, const std::uint64_t*
       }
       char* block = words + now.block_bytes[l];
       asm("" : "+r"(block));  // one register for the block's address
-      std::uint32_t line_bytes[kK];
-      const auto x = static_cast<std::uint32_t>(hashes[i + l]);
-      for (std::uint32_t p = 0; p < kK; ++p) {
-        line_bytes[p] = p < kLoadedLineOffsets<kK> ? now.line_bytes[l * kBufferedProbes + p]
-                                                   : table_line_bytes(x, p);
-      }
-      or_table_lines<kK>(reinterpret_cast<std::uint32_t*>(block), line_bytes);
+      or_key_mask<kK>(block, now.positions + l * kBufferedProbes<kK>);
     }
   }
   return groups * kAddGroup;
