@@ -88,7 +88,8 @@ class WorkerCopies {
     const std::size_t rounded = (bytes + kLine - 1) / kLine * kLine;
     for (unsigned i = 0; i < copies; ++i) {
       copies_.emplace_back(static_cast<std::uint8_t*>(std::aligned_alloc(kLine, rounded)));
-      if (!copies_.back()) throw Error("cannot allocate a " + std::to_string(bytes) + "-byte copy of the filter");
+      if (!copies_.back())
+        throw AllocationError("cannot allocate a " + std::to_string(bytes) + "-byte copy of the filter");
     }
   }
   // The filter worker w uses: its copy (filled at its first call), or the
@@ -530,9 +531,9 @@ BloomFilter BloomFilter::deserialize_from(const ByteSource& source) {
   f.num_blocks_ = h.num_blocks;
   try {
     f.storage_ = detail::Storage(payload, detail::Storage::Uninitialized{});
-  } catch (const Error&) {
-    throw Error("PKBF: num_blocks = " + std::to_string(h.num_blocks) + " needs " + std::to_string(payload) +
-                " bytes, more than can be allocated");
+  } catch (const AllocationError&) {
+    throw AllocationError("PKBF: num_blocks = " + std::to_string(h.num_blocks) + " needs " + std::to_string(payload) +
+                          " bytes, more than can be allocated");
   }
   const std::span<std::uint8_t> bits(f.storage_.data(), payload);
   const std::size_t bits_read = read_fully(source, bits);

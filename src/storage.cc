@@ -35,7 +35,7 @@ Storage::Storage(std::size_t bytes, Uninitialized) {
   const std::size_t align = bytes >= kHugePage ? kHugePage : kAlign;
   const std::size_t rounded = (bytes + align - 1) / align * align;
   void* p = std::aligned_alloc(align, rounded);
-  if (p == nullptr) throw Error("cannot allocate " + std::to_string(bytes) + " bytes");
+  if (p == nullptr) throw AllocationError("cannot allocate " + std::to_string(bytes) + " bytes");
   if (bytes >= kHugePage) (void)madvise(p, rounded, MADV_HUGEPAGE);
   ptr_ = std::unique_ptr<std::uint8_t, Free>(static_cast<std::uint8_t*>(p), Free{rounded});
   size_ = bytes;

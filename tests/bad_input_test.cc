@@ -465,7 +465,7 @@ std::vector<std::uint8_t> redis_header(std::uint8_t encoding) {
 
 std::vector<std::uint8_t> sparse(std::initializer_list<std::uint8_t> ops) {
   std::vector<std::uint8_t> b = redis_header(1);
-  b.insert(b.end(), ops);
+  for (const std::uint8_t op : ops) b.push_back(op);  // insert(): GCC 12's -Wstringop-overread misfires
   return b;
 }
 

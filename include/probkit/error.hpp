@@ -12,4 +12,12 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The memory an operation needs could not be allocated: the request itself
+// may be valid (a serialized filter larger than this machine's memory is not
+// a corrupt one). Thrown by every host allocation an object makes.
+class AllocationError : public Error {
+ public:
+  using Error::Error;
+};
+
 }  // namespace probkit

@@ -1,14 +1,17 @@
-// An operation that cannot allocate throws probkit::Error and leaves its
-// object as it was (include/probkit/error.hpp): copy assignment, and bulk adds
+// An operation that cannot allocate throws probkit::AllocationError (an
+// Error) and leaves its object as it was (include/probkit/error.hpp): copy assignment, and bulk adds
 // whose threads work on private copies. The failures are injected by this
 // program's aligned_alloc, which refuses every request of at least
 // g_refuse_from bytes while that is non-zero.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <numeric>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "probkit/probkit.hpp"
@@ -44,9 +47,39 @@ std::vector<std::uint64_t> iota_keys(std::size_t n, std::uint64_t first) {
 TEST(AllocationFailure, IsInjected) {
   const BloomFilter big(4096, 6);  // 256 KiB
   RefuseAllocations refuse(128 << 10);
-  EXPECT_THROW(BloomFilter copy(big), Error);
-  EXPECT_THROW(BloomFilter(8192, 6), Error);
-  EXPECT_THROW(HyperLogLog(18), Error);  // 256 KiB of registers
+  EXPECT_THROW(BloomFilter copy(big), AllocationError);
+  EXPECT_THROW(BloomFilter(8192, 6), AllocationError);
+  EXPECT_THROW(HyperLogLog(18), AllocationError);  // 256 KiB of registers
+}
+
+// A well-formed stream whose filter cannot be allocated is an AllocationError
+// (its header may be honest: the command line says so rather than calling the
+// bytes invalid), raised before any of the bitset is read.
+TEST(AllocationFailure, StreamedFilterTooLargeToAllocate) {
+  BloomFilter big(4096, 6);
+  big.add(iota_keys(1000, 100));
+  const std::vector<std::uint8_t> bytes = big.serialize();
+  std::size_t served = 0;
+  const BloomFilter::ByteSource source = [&](std::span<std::uint8_t> out) {
+    const std::size_t n = std::min(out.size(), bytes.size() - served);
+    std::copy_n(bytes.begin() + static_cast<std::ptrdiff_t>(served), n, out.begin());
+    served += n;
+    return n;
+  };
+  {
+    RefuseAllocations refuse(128 << 10);
+    try {
+      (void)BloomFilter::deserialize_from(source);
+      ADD_FAILURE() << "a 256 KiB filter was allocated";
+    } catch (const AllocationError& e) {
+      EXPECT_NE(std::string(e.what()).find("num_blocks = 4096 needs 262144 bytes, more than can be allocated"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_EQ(served, 32u);  // the header only
+  served = 0;
+  EXPECT_EQ(BloomFilter::deserialize_from(source), big);
 }
 
 // Assignment copies first: the shape fields must not change before the bytes

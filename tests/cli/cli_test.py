@@ -589,6 +589,33 @@ class BadInputTest(CliTestCase):
             return
         self.skipTest("probkit read 16 million lines before it could be stopped")
 
+    def test_filter_too_large_for_memory(self):
+        # A well-formed file whose filter needs more memory than this machine
+        # has is not called invalid: its header may be honest. 2^32 - 1
+        # blocks, 256 GiB, in a sparse file of that length.
+        with open("/proc/sys/vm/overcommit_memory") as f:
+            overcommit = f.read().strip()
+        with open("/proc/meminfo") as f:
+            meminfo = {line.split(":")[0]: int(line.split()[1]) for line in f}
+        if overcommit != "0" or meminfo["MemTotal"] + meminfo["SwapTotal"] > (200 << 20):
+            self.skipTest(f"a 256 GiB allocation may succeed here (vm.overcommit_memory={overcommit}, "
+                          f"{meminfo['MemTotal'] >> 20} GiB memory)")
+        self.make_filter()
+        header = bytearray(self.read("f.pkbf")[:32])
+        num_blocks = (1 << 32) - 1
+        header[24:32] = num_blocks.to_bytes(8, "little")
+        big = self.write("big.pkbf", bytes(header))
+        try:
+            os.truncate(big, 32 + 64 * num_blocks + 8)
+        except OSError as e:
+            self.skipTest(f"this file system holds no 256 GiB sparse file: {e}")
+        # AddressSanitizer's allocator returns null too, as glibc's does, rather than stop the program.
+        asan = os.environ.get("ASAN_OPTIONS", "")
+        err = self.assert_fails(["bloom", "info", big], env={"ASAN_OPTIONS": asan + ":allocator_may_return_null=1"},
+                                mentions=f"needs {64 * num_blocks} bytes, more than can be allocated")
+        self.assertIn(f"cannot load the Bloom filter in '{big}'", err)
+        self.assertNotIn("not a valid", err)
+
     def test_endless_sketch_input_stops(self):
         # No sketch file is larger than 1 MiB: reading one stops there (it
         # read /dev/zero, or `yes`, until memory ran out).

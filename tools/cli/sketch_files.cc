@@ -154,6 +154,9 @@ BloomFilter load_bloom(const std::string& path) {
   };
   try {
     return BloomFilter::deserialize_from(source);
+  } catch (const probkit::AllocationError& e) {
+    // Its header may be honest: too large for this machine is not corrupt.
+    throw InputError("cannot load the Bloom filter in " + quoted(path) + ": " + e.what());
   } catch (const probkit::Error& e) {
     throw InputError(quoted(path) + " is not a valid Bloom filter: " + e.what());
   }
