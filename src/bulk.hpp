@@ -17,17 +17,19 @@ inline constexpr std::size_t kHashChunk = 1024;  // 8 KiB of hashes
 
 // Keys per chunk for a Bloom filter of `filter_bytes`. Fixed-width keys into a filter
 // in the cache get short chunks: the kernel touches one filter line per key,
-// and 1024 keys' lines (64 KiB) pushed the next chunk's keys and AVX-512 add's
-// bit table out of a 48 KiB L1. Zen 5 guest, 256 KiB filter, AVX3_DL, TSC
-// cycles per key, medians of 30-40 alternated passes over 2^20 keys, 256
-// against 1024 keys per chunk: u64 cacheline512 contains 2.39 against 2.95
-// (128: 2.36, 512: 3.04), add 7.10 against 7.64; parquet_sbbf contains 3.69
-// against 4.38, add 2.70 against 3.22. 16-byte strings went the other way
-// (cacheline512 contains 7.58 against 6.61, parquet_sbbf add 6.94 against
-// 6.45: the string hash pays per call), and pre-hashed keys are not copied
-// at all: both keep kHashChunk. So does a filter that misses the cache: its
-// kernels' prefetch pipelines restart with each chunk (1 GiB contains: 25.6
-// at 256 against 24.8).
+// and 1024 keys' lines (64 KiB) pushed the next chunk's keys (and, then,
+// AVX-512 add's 32 KiB bit table) out of a 48 KiB L1. Zen 5 guest, 256 KiB
+// filter, AVX3_DL, TSC cycles per key, medians of 30-40 alternated passes
+// over 2^20 keys, 256 against 1024 keys per chunk: u64 cacheline512 contains
+// 2.39 against 2.95 (128: 2.36, 512: 3.04), add 7.10 against 7.64 (since the
+// add builds its masks in registers, min / median of 12-20 passes 4.09 / 5.10
+// against 5.37 / 6.07); parquet_sbbf contains 3.69 against 4.38, add 2.70
+// against 3.22. 16-byte strings went the other way (cacheline512 contains
+// 7.58 against 6.61, parquet_sbbf add 6.94 against 6.45: the string hash
+// pays per call), and pre-hashed keys are not copied at all: both keep
+// kHashChunk. So does a filter that misses the cache: its kernels' prefetch
+// pipelines restart with each chunk (1 GiB contains: 25.6 at 256 against
+// 24.8).
 inline constexpr std::size_t kCachedBloomChunk = 256;
 inline std::size_t bloom_hash_chunk(std::uint64_t filter_bytes, KeyKind kind) {
   const bool fixed_width = kind == KeyKind::U32 || kind == KeyKind::U64;

@@ -121,6 +121,11 @@ void HyperLogLog::add(const Keys& keys, Backend backend) {
   const bool scan = kb.n >= m;
   const std::size_t rescan_after = kFloorRescanKeysPerRegister * m;
   std::vector<WorkerFloor> floors(std::max(1u, workers), WorkerFloor{0, rescan_after});  // each scans first
+  // kHashChunk keys per chunk: the registers (16 KiB at p = 14) and 8 KiB of
+  // hashes share L1 without trouble, and the screened hash pays per call.
+  // Zen 5 guest, AVX3_DL, one thread, medians of 5 repetitions, 5 alternated
+  // rounds, u64 keys with XXH64: 1024 keys 2.04-2.80 G keys/s, 256 keys
+  // 1.72-2.45 (0.70-0.99x against 0.59-0.66x the same-run hash alone).
   detail::for_each_key_chunk(kb.n, workers, [&](unsigned w, std::size_t first, std::size_t count, std::uint64_t* buf) {
     WorkerFloor& f = floors[w];
     if (scan && f.keys_since_scan >= rescan_after) {
