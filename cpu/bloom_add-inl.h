@@ -79,10 +79,11 @@ HWY_INLINE void sbbf_set(std::uint32_t* block, std::uint64_t h) {
 // instruction) and one vpsrlvd: 0x80000000 >> (32w + 31 - a). Parts are ORed
 // three at a time by vpternlogd.
 //
-// Replaced k 64-byte lines of a 32 KiB one-bit-per-line table (two offsets
-// from the buffer, the others from scalar multiplies): their loads and address
-// arithmetic were the bound, and the table shared L1 with the filter's lines;
-// the ALU work that replaces them has four vector pipes on Zen 5. Zen 5
+// Replaced k 64-byte lines of a 32 KiB one-bit-per-line table ((2k - 3) / 4
+// line offsets from the buffer, two at k = 6, the others from scalar
+// multiplies): their loads and address arithmetic were the bound, and the
+// table shared L1 with the filter's lines; the ALU work that replaces them
+// has four vector pipes on Zen 5. Zen 5
 // guest, AVX3_DL, one thread, TSC cycles per key, min / median of 12-20
 // alternated passes of the library's hash + add over u64 keys, table against
 // registers: 256 KiB filter, k = 6: 6.93 / 9.37 against 4.09 / 5.10 (three

@@ -27,7 +27,9 @@ namespace cuda {
 void check(cudaError_t e, const char* what) {
   if (e == cudaSuccess) return;
   (void)cudaGetLastError();  // clear non-sticky errors so later calls start clean
-  throw Error(std::string(what) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")");
+  std::string message = std::string(what) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
+  if (e == cudaErrorMemoryAllocation) throw AllocationError(message);
+  throw Error(message);
 }
 
 DeviceGuard::DeviceGuard(int device) {

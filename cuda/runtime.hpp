@@ -7,7 +7,8 @@
 
 namespace probkit::detail::cuda {
 
-// Throws probkit::Error "<what>: <cudaErrorName> (<text>)" unless e == cudaSuccess.
+// Throws probkit::Error "<what>: <cudaErrorName> (<text>)" unless e == cudaSuccess;
+// probkit::AllocationError for cudaErrorMemoryAllocation (device or pinned host memory).
 void check(cudaError_t e, const char* what);
 
 // Makes `device` current for a scope and restores the previous one after.

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -86,6 +87,7 @@ class WorkerCopies {
   WorkerCopies(detail::BloomRef filter, std::size_t bytes, unsigned copies, Start start)
       : filter_(filter), bytes_(bytes), start_(start), filled_(copies, 0) {
     const std::size_t rounded = (bytes + kLine - 1) / kLine * kLine;
+    copies_.reserve(copies);  // so that no emplace_back throws with a copy in hand
     for (unsigned i = 0; i < copies; ++i) {
       copies_.emplace_back(static_cast<std::uint8_t*>(std::aligned_alloc(kLine, rounded)));
       if (!copies_.back())
@@ -466,7 +468,12 @@ std::size_t read_fully(const BloomFilter::ByteSource& source, std::span<std::uin
 
 std::vector<std::uint8_t> BloomFilter::serialize() const {
   std::vector<std::uint8_t> out;
-  out.reserve(kHeaderBytes + storage_.size() + 8);
+  try {
+    out.reserve(kHeaderBytes + storage_.size() + 8);
+  } catch (const std::bad_alloc&) {
+    throw AllocationError("serialize: cannot allocate " + std::to_string(kHeaderBytes + storage_.size() + 8) +
+                          " bytes for the serialized filter");
+  }
   serialize_to([&out](std::span<const std::uint8_t> piece) { out.insert(out.end(), piece.begin(), piece.end()); });
   return out;
 }

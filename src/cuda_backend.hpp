@@ -16,7 +16,8 @@ struct CUstream_st;
 
 namespace probkit::detail::cuda {
 
-// Device memory (cudaMalloc on `device`); Error with CUDA's text on failure.
+// Device memory (cudaMalloc on `device`); AllocationError with CUDA's text
+// when the device has not the memory, Error for any other failure.
 void* alloc(std::size_t bytes, int device);
 void free(void* p, int device) noexcept;
 // Synchronous copy in any direction (unified addressing decides).

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cuda/block_words.hpp"
+#include "cuda_backend.hpp"
 #include "dispatch.hpp"
 #include "key_columns.hpp"
 #include "probkit/probkit.hpp"
@@ -189,6 +190,21 @@ std::string no_device_reason() {
     const std::string why = no_device_reason();                 \
     if (!why.empty()) GTEST_SKIP() << why;                      \
   } while (0)
+
+// Device memory that is not there is an AllocationError, as host memory is.
+TEST(CudaHost, DeviceOutOfMemoryIsAnAllocationError) {
+  PROBKIT_REQUIRE_GPU();
+  // 1 TiB: more than any device has (the simulated one 64 GiB, an H200 141 GB).
+  try {
+    probkit::detail::cuda::free(probkit::detail::cuda::alloc(std::size_t{1} << 40, 0), 0);
+    FAIL() << "1 TiB of device memory was allocated";
+  } catch (const probkit::AllocationError& e) {
+    EXPECT_NE(std::string(e.what()).find("cudaErrorMemoryAllocation"), std::string::npos) << e.what();
+  }
+  BloomFilter f(64, 6);
+  f.to_device(0);  // and the next allocation works
+  EXPECT_TRUE(f.on_device());
+}
 
 // cudaMalloc'd copy of a host vector, freed at scope end.
 template <class T>

@@ -14,7 +14,10 @@ class Error : public std::runtime_error {
 
 // The memory an operation needs could not be allocated: the request itself
 // may be valid (a serialized filter larger than this machine's memory is not
-// a corrupt one). Thrown by every host allocation an object makes.
+// a corrupt one). Thrown for a filter's or sketch's own memory, host or
+// device: its storage, the per-thread copies of a bulk call, a whole
+// serialized filter, the CUDA backend's device and pinned buffers. Small
+// working buffers (a few MiB at most) may still throw std::bad_alloc.
 class AllocationError : public Error {
  public:
   using Error::Error;

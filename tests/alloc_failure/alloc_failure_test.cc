@@ -1,7 +1,8 @@
 // An operation that cannot allocate throws probkit::AllocationError (an
-// Error) and leaves its object as it was (include/probkit/error.hpp): copy assignment, and bulk adds
-// whose threads work on private copies. The failures are injected by this
-// program's aligned_alloc, which refuses every request of at least
+// Error) and leaves its object as it was (include/probkit/error.hpp): copy
+// assignment, bulk adds whose threads work on private copies, reading and
+// writing serialized filters. The failures are injected by this program's
+// aligned_alloc and operator new, which refuse every request of at least
 // g_refuse_from bytes while that is non-zero.
 #include <gtest/gtest.h>
 
@@ -9,6 +10,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
+#include <new>
 #include <numeric>
 #include <span>
 #include <string>
@@ -27,12 +29,26 @@ class RefuseAllocations {
 };
 }  // namespace
 
-extern "C" void* aligned_alloc(std::size_t alignment, std::size_t size) {
+bool refused(std::size_t size) {
   const std::size_t refuse_from = g_refuse_from.load();
-  if (refuse_from != 0 && size >= refuse_from) return nullptr;
+  return refuse_from != 0 && size >= refuse_from;
+}
+
+extern "C" void* aligned_alloc(std::size_t alignment, std::size_t size) {
+  if (refused(size)) return nullptr;
   void* p = nullptr;
   return posix_memalign(&p, alignment, size) == 0 ? p : nullptr;
 }
+
+// Replaces the global operator new (std::vector's memory); the other forms
+// call this one.
+void* operator new(std::size_t size) {
+  void* p = refused(size) ? nullptr : std::malloc(size == 0 ? 1 : size);
+  if (p == nullptr) throw std::bad_alloc();
+  return p;
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace probkit {
 namespace {
@@ -82,6 +98,20 @@ TEST(AllocationFailure, StreamedFilterTooLargeToAllocate) {
   EXPECT_EQ(BloomFilter::deserialize_from(source), big);
 }
 
+// serialize() holds the whole filter's bytes: no memory for them is an
+// AllocationError too (it was std::bad_alloc), the filter unchanged.
+TEST(AllocationFailure, SerializeWithoutMemory) {
+  BloomFilter big(4096, 6);
+  big.add(iota_keys(1000, 100));
+  const BloomFilter before = big;
+  {
+    RefuseAllocations refuse(128 << 10);
+    EXPECT_THROW((void)big.serialize(), AllocationError);
+  }
+  EXPECT_EQ(big, before);
+  EXPECT_EQ(BloomFilter::deserialize(big.serialize()), before);
+}
+
 // Assignment copies first: the shape fields must not change before the bytes
 // are in hand (with `= default` a failed copy left a 64-byte filter claiming
 // 4096 blocks, and the next add wrote past its end). `small` takes keys into
@@ -127,8 +157,8 @@ TEST(AllocationFailure, MultiThreadedAddsChangeNothing) {
   const HyperLogLog h_before = h;
   {
     RefuseAllocations refuse(16 << 10);
-    EXPECT_THROW(f.add(keys), Error);
-    EXPECT_THROW(h.add(keys), Error);
+    EXPECT_THROW(f.add(keys), AllocationError);
+    EXPECT_THROW(h.add(keys), AllocationError);
   }
   EXPECT_EQ(f, f_before);
   EXPECT_EQ(h, h_before);

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <string>
 
 #include "cli/errors.hpp"
 #include "cli/sketch_files.hpp"
@@ -55,7 +56,14 @@ int bloom_build(const Args& argv) {
   // unwritable folder fails before any work.
   ChunkReader reader(args.operands());
   AtomicFile output(*out);
-  BloomFilter filter = BloomFilter::for_capacity(n, fpr, layout);
+  BloomFilter filter = [&] {
+    try {
+      return BloomFilter::for_capacity(n, fpr, layout);
+    } catch (const probkit::AllocationError& e) {
+      throw InputError("bloom build: a filter for --capacity " + std::to_string(n) + " at --fpr " + *fpr_text +
+                       " does not fit in memory: " + e.what());
+    }
+  }();
   add_lines(reader, keys, common, filter);
   save(output, filter);
   const double inserted = filter.estimated_count();

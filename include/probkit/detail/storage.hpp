@@ -14,7 +14,7 @@ namespace probkit::detail {
 class Storage {
  public:
   Storage() = default;
-  // `bytes` zeroed bytes; throws probkit::Error if the allocation fails.
+  // `bytes` zeroed bytes; throws probkit::AllocationError if the allocation fails.
   explicit Storage(std::size_t bytes);
   // `bytes` bytes left as they come, for a caller that overwrites them all
   // before any is read: a large allocation then takes memory only as it is
