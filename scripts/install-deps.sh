@@ -4,6 +4,7 @@
 set -euo pipefail
 packages=(cmake ninja-build g++ pkg-config libhwy-dev libxxhash-dev libgtest-dev libgmock-dev
           libbenchmark-dev
+          python3  # the command line's tests (tests/cli), the golden vectors' generator
           redis-server redis-tools)  # the command line's Redis interoperability tests
 missing=()
 for p in "${packages[@]}"; do

@@ -27,8 +27,9 @@ const char* const kUsage =
     "  bloom      Bloom filter files: build, query (--absent|--present), info\n"
     "  bench      every backend on generated keys: throughput, FPR, accuracy, bit-identity\n"
     "\n"
-    "Every command takes --backend NAME, --threads N and --help. Exit status: 0 on\n"
-    "success, 1 on bad input (with one message on stderr).\n";
+    "Every command takes --backend NAME, --threads N and --help; probkit --version\n"
+    "prints the version. Exit status: 0 on success, 1 on bad input (with one message\n"
+    "on stderr), 2 when bench finds a backend that disagrees with the scalar one.\n";
 
 // One line on stderr, whatever the message holds.
 void report(const std::string& message) {

@@ -180,7 +180,7 @@ int run_bench(const Args& argv) {
                           specs)) {
     return 0;
   }
-  const Common common = apply_common(args);
+  const Common common = apply_common(args, /*allow_cuda=*/true);
   const std::uint64_t n = parse_u64("keys", args.value("keys").value_or("1e7"), 1, std::uint64_t{1} << 32);
   const std::uint64_t ns = parse_u64("string-keys", args.value("string-keys").value_or("1e6"), 1, std::uint64_t{1} << 30);
   const std::uint64_t na = parse_u64("absent-keys", args.value("absent-keys").value_or("1e6"), 1, std::uint64_t{1} << 32);

@@ -4,12 +4,15 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <iostream>
+#include <string>
 #include <thread>
 
 #include "cli/errors.hpp"
+#include "probkit/error.hpp"
 #include "probkit/keys.hpp"
 
 namespace probkit::cli {
@@ -52,9 +55,21 @@ std::vector<OptionSpec> with_common_options(std::vector<OptionSpec> specs) {
   return specs;
 }
 
-Common apply_common(const ParsedArgs& args) {
+Common apply_common(const ParsedArgs& args, bool allow_cuda) {
   Common c;
   if (auto b = args.value("backend")) c.backend = parse_backend(*b);
+  Backend asked = c.backend;
+  if (const char* env = std::getenv("PROBKIT_BACKEND"); asked == Backend::Auto && env != nullptr && *env != '\0') {
+    try {
+      asked = parse_backend(env);
+    } catch (const probkit::Error&) {
+      // the library names the bad value when the command first resolves Auto
+    }
+  }
+  if (asked == Backend::Cuda && !allow_cuda) {
+    throw UsageError(std::string(c.backend == Backend::Cuda ? "--backend cuda" : "PROBKIT_BACKEND=cuda") +
+                     ": this command runs on the CPU (scalar or simd); only `probkit bench` runs the CUDA backend");
+  }
   if (auto t = args.value("threads")) set_threads(static_cast<unsigned>(parse_u64("threads", *t, 0, 4096)));
   c.threads = probkit::threads();
   return c;

@@ -24,7 +24,10 @@ struct Common {
 // `specs` plus --backend, --threads and --help.
 std::vector<OptionSpec> with_common_options(std::vector<OptionSpec> specs);
 // Applies --backend and --threads (the library's thread count included).
-Common apply_common(const ParsedArgs& args);
+// The file commands keep their sketches in host memory: they refuse the CUDA
+// backend (asked for with --backend or PROBKIT_BACKEND) with a message of
+// their own, and only `bench` (allow_cuda) moves its objects to the device.
+Common apply_common(const ParsedArgs& args, bool allow_cuda = false);
 
 // Prints `usage` and the options to stdout when --help was given; returns
 // whether it did, so the command can return 0 at once.
