@@ -100,6 +100,50 @@ class HashRing {
   alignas(64) std::atomic<bool> closed_{false};
 };
 
+// A worker's hashes for another that its ring had no room for: a FIFO that
+// the worker drains into the ring whenever it hands that worker more
+// (HashRing::push takes what fits). Once the worker has closed the ring (a
+// release), the other reads what is left here itself (for_each_piece).
+class HeldHashes {
+ public:
+  explicit HeldHashes(std::size_t capacity)  // a power of two
+      : data_(new std::uint64_t[capacity]), mask_(capacity - 1) {}
+  std::size_t size() const { return head_ - tail_; }
+  std::size_t room() const { return mask_ + 1 - size(); }
+  // n <= room().
+  void append(const std::uint64_t* hashes, std::size_t n) {
+    const std::size_t at = head_ & mask_;
+    const std::size_t first = std::min(n, mask_ + 1 - at);
+    std::copy_n(hashes, first, data_.get() + at);
+    std::copy_n(hashes + first, n - first, data_.get());
+    head_ += n;
+  }
+  // Pushes the oldest held hashes into `out` until it is full or none are left.
+  void drain_into(HashRing& out) {
+    while (size() != 0) {
+      const std::size_t at = tail_ & mask_;
+      const std::size_t piece = std::min(size(), mask_ + 1 - at);
+      const std::size_t n = out.push(data_.get() + at, piece);
+      tail_ += n;
+      if (n < piece) return;
+    }
+  }
+  // fn(const std::uint64_t* hashes, std::size_t count) for each contiguous piece held, oldest first.
+  template <class Fn>
+  void for_each_piece(Fn&& fn) const {
+    const std::size_t at = tail_ & mask_;
+    const std::size_t first = std::min(size(), mask_ + 1 - at);
+    if (first != 0) fn(data_.get() + at, first);
+    if (size() > first) fn(data_.get(), size() - first);
+  }
+
+ private:
+  std::unique_ptr<std::uint64_t[]> data_;  // not initialised: pages are touched only as hashes are held
+  std::size_t mask_;
+  std::size_t head_ = 0;  // appended so far
+  std::size_t tail_ = 0;  // drained so far
+};
+
 // At most this many workers share one filter's blocks: they need a ring for
 // every ordered pair (64 workers: 4032 rings of 128 hashes, 4 MiB).
 inline constexpr unsigned kMaxExchangeWorkers = 64;
@@ -111,15 +155,37 @@ inline std::size_t exchange_ring_capacity(unsigned workers) {
   return std::bit_ceil(std::max<std::size_t>(64, 8 * kHashChunk / std::max(1u, workers)));
 }
 
+// Hashes one worker may hold for another (HeldHashes) when their ring is
+// full: 2^21 among all pairs (16 MiB at most, touched only on a machine
+// whose other work keeps the receiver off its core), at most about a
+// worker's share of the batch, at least a chunk's.
+inline std::size_t exchange_held_capacity(unsigned workers, std::size_t share) {
+  const std::size_t pairs = std::size_t{workers} * (workers - 1);
+  const std::size_t limit = std::max<std::size_t>(kHashChunk, (std::size_t{1} << 21) / std::max<std::size_t>(1, pairs));
+  return std::bit_floor(std::clamp(share, kHashChunk, limit));
+}
+
 // Multi-threaded Bloom insertion into one shared filter. Each of the workers
 // hashes its share of the batch, once, chunk by chunk; sifts each chunk's
 // hashes by the owner of their blocks (HashOwners); hands each other worker
 // its hashes through a HashRing (one per ordered pair of workers); and
 // collects its own and the ones handed to it in an inbox, which it inserts
 // kHashChunk or more at a time (so that a large filter's insertion keeps many
-// block prefetches in flight however many workers there are). No barriers: a
-// worker waits only when a ring to another is full, and while it waits it
-// takes in what the others handed it, so every wait makes room for another.
+// block prefetches in flight however many workers there are). No barriers:
+// hashes a ring has no room for are held (HeldHashes) and handed over with
+// the next ones, and what is still held when a worker closes its rings its
+// receivers read themselves. A worker waits only when it holds all it may
+// for another, and for the others' rings to close at the end; while it
+// waits it takes in what the others handed it, so every wait makes room for
+// another. Before, a worker waited whenever its ring of 4096 was full: on a
+// machine whose other work kept one worker off its core, the two progressed
+// only while both ran. Zen 5 guest (2 vCPUs), 2.4 MB filter, 2 * 10^6 u64
+// keys per call, best of 5 calls, two threads beside four busy loops: 9.9
+// M keys/s before, 90 now (one thread 149-160; 2-thread HLL add and
+// contains under the same load 250-660 and 167-260, against 2,300-2,600 and
+// 262-286 at one thread). Without the load, 2^20 keys per call, medians of
+// 31 calls, three alternated rounds: 32 MiB 209-274 against 225-274 before,
+// 1 GiB 168-221 against 151-230: alike.
 // Uses min(workers, num_blocks, kMaxExchangeWorkers) workers.
 //
 // At two workers it replaced each worker hashing the whole batch and keeping
@@ -151,10 +217,12 @@ inline std::size_t exchange_ring_capacity(unsigned workers) {
 // the two benchmark programs alternated nine times, medians of five
 // repetitions 72.1-92.6 M keys/s (median 81.1) against 66.7-95.2 (84.6).
 // apply(const std::uint64_t* hashes, std::size_t count) inserts without atomics;
-// ring_capacity (a power of two; 0: exchange_ring_capacity) is for tests.
+// ring_capacity and held_capacity (powers of two; 0: exchange_ring_capacity,
+// exchange_held_capacity) are for tests.
 template <class Apply>
 void for_each_exchanged_hash_chunk(const CpuKernels& kernels, const KeyBatch& keys, HashSpec spec, unsigned workers,
-                                   std::uint64_t num_blocks, Apply&& apply, std::size_t ring_capacity = 0) {
+                                   std::uint64_t num_blocks, Apply&& apply, std::size_t ring_capacity = 0,
+                                   std::size_t held_capacity = 0) {
   workers = static_cast<unsigned>(std::min<std::uint64_t>({workers, num_blocks, kMaxExchangeWorkers}));
   workers = std::max(workers, 1u);
   if (ring_capacity == 0) ring_capacity = exchange_ring_capacity(workers);
@@ -167,6 +235,15 @@ void for_each_exchanged_hash_chunk(const CpuKernels& kernels, const KeyBatch& ke
     }
   }
   const std::size_t per = (keys.n + workers - 1) / workers;
+  if (held_capacity == 0) held_capacity = exchange_held_capacity(workers, per);
+  // held[from * workers + to]: from's hashes for worker to that its ring had no room for. Allocated here, with
+  // the rings, so that nothing a worker does can throw.
+  std::vector<std::unique_ptr<HeldHashes>> held(std::size_t{workers} * workers);
+  for (unsigned from = 0; from < workers; ++from) {
+    for (unsigned to = 0; to < workers; ++to) {
+      if (from != to) held[from * workers + to] = std::make_unique<HeldHashes>(held_capacity);
+    }
+  }
   const bool oversubscribed = more_workers_than_cores(workers);
   run_workers(workers, [&](unsigned w) {
     alignas(64) std::uint64_t buf[kHashChunk];     // the chunk's hashes, where hashing writes them
@@ -253,21 +330,28 @@ void for_each_exchanged_hash_chunk(const CpuKernels& kernels, const KeyBatch& ke
       for (unsigned step = 1; step < workers; ++step) {
         const unsigned to = (w + step) % workers;
         HashRing& out = *rings[to * workers + w];
+        HeldHashes& kept = *held[w * workers + to];
         const std::uint64_t* const send = theirs + first[to];
         const std::size_t t = first[to + 1] - first[to];
-        std::size_t sent = out.push(send, t);
-        if (sent < t) {  // a ring ahead: take in what the others handed w until it makes room
-          SpinWait wait(oversubscribed);
-          for (; sent < t; sent += out.push(send + sent, t - sent)) {
-            if (receive() == 0 && !wait.spin()) std::this_thread::yield();
-          }
+        std::size_t sent = 0;
+        for (SpinWait wait(oversubscribed);;) {
+          kept.drain_into(out);  // the oldest first
+          if (kept.size() == 0) sent += out.push(send + sent, t - sent);
+          if (t - sent <= kept.room()) break;
+          // Holding all it may: take in what the others handed w until `to` makes room.
+          if (receive() == 0 && !wait.spin()) std::this_thread::yield();
         }
+        kept.append(send + sent, t - sent);
       }
       insert_if_full();
       receive();
     }
+    // What fits goes through the rings; the rest the others read from `held` once the rings are closed, so
+    // that w waits for no other worker to make room.
     for (unsigned to = 0; to < workers; ++to) {
-      if (to != w) rings[to * workers + w]->close();
+      if (to == w) continue;
+      held[w * workers + to]->drain_into(*rings[to * workers + w]);
+      rings[to * workers + w]->close();
     }
     SpinWait wait(oversubscribed);
     for (;;) {
@@ -282,6 +366,10 @@ void for_each_exchanged_hash_chunk(const CpuKernels& kernels, const KeyBatch& ke
       }
     }
     if (waiting != 0) apply(inbox, waiting);
+    // Every other worker has closed its ring to w (read with acquire above): what it held for w is final.
+    for (unsigned from = 0; from < workers; ++from) {
+      if (from != w) held[from * workers + w]->for_each_piece(apply);
+    }
   });
 }
 

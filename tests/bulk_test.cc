@@ -8,6 +8,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "block_owners.hpp"
@@ -104,11 +105,13 @@ TEST(HashRing, CarriesEveryHashBetweenTwoThreads) {
   for (std::uint64_t i = 0; i < kCount; ++i) ASSERT_EQ(got[i], i);
 }
 
-// The exchange, with rings so small that producers fill them and wait:
-// every hash is inserted exactly once, by a thread that inserts only the
-// hashes of one worker's blocks, and the threads that insert are as many as
-// the workers (fewer where there are fewer blocks). Three and more workers
-// on two cores also run the oversubscribed (yielding) waits.
+// The exchange, with rings so small that producers fill them, and held
+// hashes beyond them (HeldHashes) so few that producers wait, or so many
+// that the receivers read most of them once the rings close: every hash is
+// inserted exactly once, by a thread that inserts only the hashes of one
+// worker's blocks, and the threads that insert are as many as the workers
+// (fewer where there are fewer blocks). Three and more workers on two cores
+// also run the oversubscribed (yielding) waits.
 TEST(ExchangedHashChunks, EachHashIsInsertedOnceByItsBlocksOwner) {
   std::vector<std::uint64_t> hashes(100003);
   std::mt19937_64 rng(20261201);
@@ -117,9 +120,9 @@ TEST(ExchangedHashChunks, EachHashIsInsertedOnceByItsBlocksOwner) {
   for (std::uint64_t nb : {std::uint64_t{40001}, std::uint64_t{3}}) {
     for (unsigned workers : {2u, 3u, 5u}) {
       const unsigned used = static_cast<unsigned>(std::min<std::uint64_t>(workers, nb));
-      for (std::size_t capacity : {std::size_t{1}, std::size_t{64}, std::size_t{0}}) {
+      for (auto [capacity, held] : {std::pair<std::size_t, std::size_t>{1, 1}, {1, 0}, {64, 1}, {64, 0}, {0, 0}}) {
         const std::string what = "nb " + std::to_string(nb) + " workers " + std::to_string(workers) + " capacity " +
-                                 std::to_string(capacity);
+                                 std::to_string(capacity) + " held " + std::to_string(held);
         std::mutex mutex;
         std::map<std::thread::id, std::vector<std::uint64_t>> inserted;
         for_each_exchanged_hash_chunk(
@@ -129,7 +132,7 @@ TEST(ExchangedHashChunks, EachHashIsInsertedOnceByItsBlocksOwner) {
               auto& mine = inserted[std::this_thread::get_id()];
               mine.insert(mine.end(), h, h + n);
             },
-            capacity);
+            capacity, held);
         ASSERT_EQ(inserted.size(), used) << what;
         std::vector<std::uint64_t> all;
         std::vector<bool> owner_seen(used, false);
