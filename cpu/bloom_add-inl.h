@@ -90,9 +90,14 @@ HWY_INLINE void sbbf_set(std::uint32_t* block, std::uint64_t h) {
 // rounds alike); 16 KiB 7.47 / 9.28 against 5.34 / 5.53; 32 MiB 23.9 / 24.2
 // against 18.8 / 21.9; 256 KiB k = 1, 8, 16: 3.94 / 8.32 / 16.6 against
 // 2.69 / 4.74 / 10.2 (mins); 16-byte strings 10.6 / 10.9 against 9.4 / 9.7.
-// (On the Emerald Rapids guest, masks built from scalar positions -- a
-// broadcast from a general register per probe -- had measured 1.3x slower
-// than read-modify-writes; this form was not measured there.)
+// Not measured on Intel: there 512-bit ALU work has two ports (vpsrlvd one),
+// so k = 6 needs about 15 ALU operations per key, 7.5 cycles at least, where
+// the table's add kernel measured 6.3 cycles per key (Sapphire Rapids guest):
+// a machine with Intel AVX-512 should measure both before trusting either (the
+// table is in git history: cpu/cacheline_bit_table.h before this form). On
+// the Emerald Rapids guest, masks built from scalar positions -- a broadcast
+// from a general register per probe -- had measured 1.3x slower than
+// read-modify-writes.
 inline constexpr std::size_t kAddGroup = 8;  // keys per step: one vector of hashes
 
 // Positions buffered per key: probes 0-7 two keys per vector multiply, or
