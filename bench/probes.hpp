@@ -4,6 +4,8 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <string>
 
 namespace probkit::bench {
 
@@ -48,10 +50,17 @@ Rate sequential_read_bytes_per_s(std::size_t bytes, unsigned threads, int repeti
 // x86-64).
 double core_clock_hz(int repetitions = 5);
 
+// The measurement remembered under `key`, taken again by `measure` when there
+// is none or it is older than a few seconds: Google Benchmark calls a
+// benchmark several times (iteration estimate, each repetition), and a
+// yardstick measured within seconds of the timed loop sees the same machine
+// load. The probes below and hashing alone (bench_common.hpp) go through it.
+Rate recent(const std::string& key, const std::function<Rate()>& measure);
+
 // The probe buffers are kept between calls (one allocation per size), so a
 // benchmark can afford to re-measure its probe right before it runs.
 // These return a measurement (median of 3) no older than a few seconds,
-// taking a new one when needed: what each benchmark quotes.
+// taking a new one when needed (recent()): what each benchmark quotes.
 Rate recent_random_line_reads_per_s(std::size_t bytes, unsigned threads);
 Rate recent_random_line_updates_per_s(std::size_t bytes, unsigned threads);
 Rate recent_sequential_read_bytes_per_s(std::size_t bytes, unsigned threads);
