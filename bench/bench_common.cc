@@ -1,6 +1,8 @@
 #include "bench_common.hpp"
 
 #include <cstring>
+#include <map>
+#include <memory>
 #include <thread>
 
 namespace probkit::bench {
@@ -63,6 +65,16 @@ Keys KeyPool::batch(std::size_t first, std::size_t count) const {
           std::span<const std::uint8_t>(data_)});
   }
   return Keys(std::span<const std::uint64_t>());
+}
+
+const KeyPool& column_pool(KeyType type) {
+  static std::map<KeyType, std::unique_ptr<KeyPool>> pools;
+  auto& slot = pools[type];
+  if (!slot) {
+    slot = std::make_unique<KeyPool>(type, kPoolBatches * kBatchKeys,
+                                     [](std::size_t j) { return (std::uint64_t{3} << 40) + j; });
+  }
+  return *slot;
 }
 
 void report(benchmark::State& state, std::size_t keys_per_iteration, unsigned threads, double cpu_seconds,

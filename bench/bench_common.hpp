@@ -82,6 +82,12 @@ class KeyPool {
 inline constexpr std::size_t kBatchKeys = std::size_t{1} << 20;
 inline constexpr std::size_t kPoolBatches = 16;
 
+// The HLL key column, kPoolBatches batches: key j is synthetic key
+// (3 << 40) + j (the peers' HLL column starts there too). HLL add, hashing
+// alone (its yardstick) and the hash benchmark all read this one pool, so
+// they hash the same keys.
+const KeyPool& column_pool(KeyType type);
+
 // Sets the counters every benchmark reports: keys_per_s (per wall-clock
 // second), probe (the same-process speed-of-light rate in keys/s), vs_probe =
 // keys_per_s / probe; the same per CPU second of each thread (keys_per_cpu_s,
@@ -92,8 +98,11 @@ void report(benchmark::State& state, std::size_t keys_per_iteration, unsigned th
             Rate probe, const std::string& served, Rate reference = {});
 
 // Keys per second of computing the hashes alone (the engine's hash kernel
-// into an L1-resident buffer, nothing else) over `keys`, measured once per
-// (engine, key type, hash, threads) and remembered.
+// into an L1-resident buffer, nothing else) over the column pool's keys: the
+// median of 3 short runs, re-measured through recent() (probes.hpp) once the
+// last measurement of this (engine, key type, hash, threads) is a few seconds
+// old, as the probes are, so each repetition of HLL add is set beside one
+// taken close to it.
 Rate hashing_alone_keys_per_s(const Engine& engine, KeyType type, HashSpec spec, unsigned threads);
 // One pass of hashing alone over a batch; returns a value that depends on
 // every hash (so nothing is optimised away).

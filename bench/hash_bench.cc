@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
-#include <memory>
-#include <tuple>
+#include <string>
+#include <vector>
 
 #include <probkit/detail/kernels.hpp>
 
@@ -28,15 +28,6 @@ const detail::CpuKernels& kernels_of(const Engine& e) {
   return detail::scalar_kernels();
 }
 
-const KeyPool& hash_pool(KeyType type) {
-  static std::map<KeyType, std::unique_ptr<KeyPool>> pools;
-  auto& slot = pools[type];
-  if (!slot) {
-    slot = std::make_unique<KeyPool>(type, kPoolBatches * kBatchKeys, [](std::size_t j) { return j; });
-  }
-  return *slot;
-}
-
 struct HashCase {
   KeyType type;
   HashSpec spec;
@@ -49,7 +40,7 @@ const HashCase kCases[] = {
 };
 
 void bm_hash(benchmark::State& state, HashCase c, Engine engine, unsigned threads) {
-  const KeyPool& pool = hash_pool(c.type);
+  const KeyPool& pool = column_pool(c.type);
   const Rate probe = per_key(
       recent_sequential_read_bytes_per_s(static_cast<std::size_t>(pool.size() * key_bytes(c.type)), threads),
       key_bytes(c.type));
@@ -151,30 +142,43 @@ std::uint64_t hash_pass(const Engine& engine, const Keys& keys, HashSpec spec, u
 }
 
 Rate hashing_alone_keys_per_s(const Engine& engine, KeyType type, HashSpec spec, unsigned threads) {
-  using Key = std::tuple<std::string, int, int, std::uint64_t, unsigned>;
-  static std::map<Key, Rate> cache;
-  const Key key{engine.target, static_cast<int>(type), static_cast<int>(spec.kind), spec.seed, threads};
-  if (auto it = cache.find(key); it != cache.end()) return it->second;
-  const KeyPool& pool = hash_pool(type);
-  std::vector<double> wall, cpu;
-  std::uint64_t sink = 0;
-  for (int rep = 0; rep < 5; ++rep) {
-    const auto t0 = std::chrono::steady_clock::now();
-    const double c0 = process_cpu_seconds();
-    // Every batch of the pool, as the HLL benchmark cycles through them: the
-    // first few alone (32 MB) would be served from a large L3 after the
-    // first pass and make hashing look faster than the key stream allows.
-    for (std::size_t b = 0; b < kPoolBatches; ++b) {
-      sink ^= hash_pass(engine, pool.batch(b * kBatchKeys, kBatchKeys), spec, threads);
+  using Clock = std::chrono::steady_clock;
+  // Each of the 3 timed runs: whole batches until this long has passed, short
+  // enough to take again beside every repetition of an HLL benchmark.
+  constexpr auto kRunTime = std::chrono::milliseconds(20);
+  const std::string key = "hashing/" + engine.target + "/" + to_string(type) + "/" +
+                          std::to_string(static_cast<int>(spec.kind)) + "/" + std::to_string(spec.seed) + "/" +
+                          std::to_string(threads);
+  return recent(key, [&] {
+    // The runs go on through the pool where the last one stopped, batch
+    // after batch, as the HLL benchmark cycles through it: a few batches
+    // alone (32 MB) would be served from a large L3 and make hashing look
+    // faster than the key stream allows. (recent() runs one measurement at a
+    // time, so the cursors need no lock of their own.)
+    static std::map<std::string, std::size_t> next_batch;
+    std::size_t& batch = next_batch[key];
+    const KeyPool& pool = column_pool(type);
+    std::vector<double> wall, cpu;
+    std::uint64_t sink = 0;
+    for (int rep = 0; rep < 3; ++rep) {
+      std::size_t batches = 0;
+      const auto t0 = Clock::now();
+      const double c0 = process_cpu_seconds();
+      do {
+        sink ^= hash_pass(engine, pool.batch(batch * kBatchKeys, kBatchKeys), spec, threads);
+        batch = (batch + 1) % kPoolBatches;
+        ++batches;
+      } while (Clock::now() - t0 < kRunTime);
+      const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+      const double keys = double(batches) * kBatchKeys;
+      wall.push_back(keys / secs);
+      cpu.push_back(keys * threads / (process_cpu_seconds() - c0));
     }
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    wall.push_back(double(kPoolBatches) * kBatchKeys / secs);
-    cpu.push_back(double(kPoolBatches) * kBatchKeys * threads / (process_cpu_seconds() - c0));
-  }
-  benchmark::DoNotOptimize(sink);
-  std::sort(wall.begin(), wall.end());
-  std::sort(cpu.begin(), cpu.end());
-  return cache[key] = Rate{wall[wall.size() / 2], cpu[cpu.size() / 2]};
+    benchmark::DoNotOptimize(sink);
+    std::sort(wall.begin(), wall.end());
+    std::sort(cpu.begin(), cpu.end());
+    return Rate{wall[wall.size() / 2], cpu[cpu.size() / 2]};
+  });
 }
 
 void register_hash_benchmarks() {

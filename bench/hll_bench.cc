@@ -1,8 +1,5 @@
 // HyperLogLog add per engine, key type, hash and thread count, beside the
 // sequential-read probe over the key column and beside hashing alone.
-#include <map>
-#include <memory>
-
 #include "bench_common.hpp"
 #include "probes.hpp"
 
@@ -10,16 +7,6 @@ namespace probkit::bench {
 namespace {
 
 constexpr std::uint32_t kPrecision = 14;
-
-const KeyPool& hll_pool(KeyType type) {
-  static std::map<KeyType, std::unique_ptr<KeyPool>> pools;
-  auto& slot = pools[type];
-  if (!slot) {
-    slot = std::make_unique<KeyPool>(type, kPoolBatches * kBatchKeys,
-                                     [](std::size_t j) { return (std::uint64_t{3} << 40) + j; });
-  }
-  return *slot;
-}
 
 struct HllCase {
   KeyType type;
@@ -39,7 +26,7 @@ const HllCase kCases[] = {
 // kernels' raise path, and the floor screen starts only once the smallest
 // register leaves 0 (after about m ln m = 160 K keys at p = 14).
 void bm_hll_add(benchmark::State& state, HllCase c, Engine engine, unsigned threads, bool fresh) {
-  const KeyPool& pool = hll_pool(c.type);
+  const KeyPool& pool = column_pool(c.type);
   const Rate probe = per_key(
       recent_sequential_read_bytes_per_s(static_cast<std::size_t>(pool.size() * key_bytes(c.type)), threads),
       key_bytes(c.type));
