@@ -8,19 +8,28 @@ from the raw results that scripts/bench-report.sh leaves in docs/data/:
     peers.json          bench/peers/run.py
     hll_accuracy.csv    build/bench/probkit_accuracy hll
     bloom_fpr.csv       build/bench/probkit_accuracy bloom
-    machine.json        what produced them (CPU, cores, memory, commit, date)
+    machine.json        what produced them (CPU, cores, memory, commit, date, run id)
 
     python3 bench/report.py [--data docs/data] [--docs docs]
 
-The work is in its sibling modules: report_data.py (loading, formatting, Bench), report_plots.py (the PNGs),
-report_benchmarks.py (BENCHMARKS.md) and report_accuracy.py (ACCURACY.md).
+bench.json, machine.json and both CSVs are required; bench_interleaved.json and peers.json are optional.
+The benchmark files and machine.json must carry one run id (probkit_run_id in the JSON contexts, run_id in
+machine.json: scripts/bench-report.sh stamps every file of a run), or none at all (files from before run ids,
+accepted with a note on the page). Otherwise, or when a required file is missing, nothing is written and the
+exit status is 1. peers.json and the CSVs may come from another run (SKIP_PEERS=1, SKIP_ACCURACY=1): the pages
+print their own stamps.
+
+The work is in its sibling modules: report_data.py (loading, checking, formatting, Bench), report_plots.py
+(the PNGs), report_benchmarks.py (BENCHMARKS.md), report_targets.py (its floors, targets and probes),
+report_peers.py (its peers section) and report_accuracy.py (ACCURACY.md).
 """
 import argparse
 import os
+import sys
 
 from report_accuracy import write_accuracy
 from report_benchmarks import write_benchmarks
-from report_data import Bench, load_bench, load_csv, load_json
+from report_data import ReportError, load_accuracy, load_json, load_run
 
 
 def main():
@@ -28,26 +37,19 @@ def main():
     p.add_argument("--data", default="docs/data")
     p.add_argument("--docs", default="docs")
     a = p.parse_args()
+    try:
+        # Every input is read and checked before anything is written: a refused set leaves the pages as they were.
+        bench = load_run(a.data)
+        (hm, hr), (bm, br) = load_accuracy(a.data)
+    except ReportError as e:
+        print(f"bench/report.py: {e}", file=sys.stderr)
+        return 1
+    peers = load_json(os.path.join(a.data, "peers.json"))
     os.makedirs(os.path.join(a.docs, "img"), exist_ok=True)
-    machine = load_json(os.path.join(a.data, "machine.json")) or {}
-    bench_path = os.path.join(a.data, "bench.json")
-    if os.path.exists(bench_path):
-        ctx, rows = load_bench(bench_path)
-        # Whether its repetitions were shuffled together (probkit_bench records it; earlier runs were not).
-        rows = [dict(r, interleaved=ctx.get("probkit_random_interleaving") == "true") for r in rows]
-        # The in-cache benchmarks' run, with repetitions interleaved (bench-report.sh), when it was made.
-        interleaved_path = os.path.join(a.data, "bench_interleaved.json")
-        if os.path.exists(interleaved_path):
-            ctx_i, rows_i = load_bench(interleaved_path)
-            ctx = ctx or ctx_i
-            rows += [dict(r, interleaved=True) for r in rows_i]
-        write_benchmarks(Bench(ctx, rows, machine), load_json(os.path.join(a.data, "peers.json")), a.docs)
-    hll_path, bloom_path = os.path.join(a.data, "hll_accuracy.csv"), os.path.join(a.data, "bloom_fpr.csv")
-    if os.path.exists(hll_path) and os.path.exists(bloom_path):
-        hm, hr = load_csv(hll_path)
-        bm, br = load_csv(bloom_path)
-        write_accuracy(hm, hr, bm, br, machine, a.docs)
+    write_benchmarks(bench, peers, a.docs)
+    write_accuracy(hm, hr, bm, br, bench.machine, a.docs)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -124,6 +124,21 @@ def repetitions_line(b):
             f"{how_large}.")
 
 
+def run_line(b):
+    """The run id, where the files carry one (Bench.identity_note says so where they do not)."""
+    return f", run `{b.run_id}`" if b.run_id else ""
+
+
+def notes_block(b):
+    """What the page must say before any figure: that the files carry no run identity, and which benchmarks
+    failed or were skipped (they are in no table)."""
+    out = [b.identity_note()] if b.identity_note() else []
+    if b.failed:
+        out.append(f"**{len(b.failed)} benchmark run(s) did not finish and are in no table below:**\n\n"
+                   + "\n".join(f"- `{name}` ({source}): {why}" for source, name, why in b.failed))
+    return "\n" + "\n\n".join(out) if out else ""
+
+
 def write_benchmarks(b, peers, docs):
     plots = []
     for op, layout in (("contains", "cacheline512"), ("add", "cacheline512"), ("contains", "parquet_sbbf")):
@@ -139,10 +154,11 @@ and `bench/report.py`); do not edit by hand. Raw results: [docs/data/](data/).
 CPU only: the CUDA backend's figures, measured on a GPU, are in [BENCHMARKS-GPU.md](BENCHMARKS-GPU.md).
 
 **Machine that produced every figure on this page:** {b.machine_line()}.
-Commit `{m.get('commit', '?')}`, {m.get('date', '?')}. Engines measured: {', '.join(b.engines)}
+Commit `{m.get('commit', '?')}`, {m.get('date', '?')}{run_line(b)}. Engines measured: {', '.join(b.engines)}
 (`scalar` is the reference backend; the others are Highway targets of the Simd backend, pinned with
 `probkit::set_simd_target`). Best engine on this CPU: **{b.best}**. "All threads" = {b.all_threads}.
 {m.get('note', '')}
+{notes_block(b)}
 
 {repetitions_line(b)} Each benchmark prints beside its
 throughput a speed-of-light probe measured in the same process on a buffer of the same size
