@@ -173,7 +173,8 @@ served from a large L3 cache.
 ## Floors (issue 2) and targets (issue 4)
 
 The floors and targets are stated for a 2-core AVX2 machine; these figures come from the machine
-above. Each figure is the fastest engine's (named in parentheses) at one thread.
+above. Each verdict is on the engine the library serves on this CPU, the best target (**{b.best}**), at
+one thread.
 
 {floors_section(b)}
 

@@ -182,6 +182,11 @@ def find(rows, **kw):
     return None
 
 
+def spread(xs):
+    """(median, lowest, highest, how many) of a list of figures, or None for none."""
+    return (statistics.median(xs), min(xs), max(xs), len(xs)) if xs else None
+
+
 class Bench:
     """One benchmark run: each file's rows (row["source"] names the file) and context, and its machine."""
 
@@ -219,6 +224,13 @@ class Bench:
         if sizes and len(self.contexts) > 1 and all(r.get("size") in sizes for r in rows):
             return " and ".join(s[:-3] + " " + s[-3:] for s in sizes) + " filters"  # 32MiB -> 32 MiB
         return "the rest" if source == "bench_interleaved.json" else "its benchmarks"
+
+    def probe_spread(self, key, size, threads, bench=None):
+        """The probe `key` as measured beside every Bloom benchmark (or `bench`'s only) of this size and thread
+        count: (median, min, max, how many), or None. Every benchmark quotes the probe it measured beside
+        itself; no one of them is the probe."""
+        return spread([r[key] for r in self.rows if (r["bench"] == bench if bench else r["bench"].startswith("bloom_"))
+                       and r.get("size") == size and r["threads"] == threads and r.get(key)])
 
     def identity_note(self):
         """What the page says about the files' run identity: nothing where they carry one (load_run checked

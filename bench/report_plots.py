@@ -1,7 +1,6 @@
 """bench/report.py's PNG plots (docs/img/): Bloom throughput vs filter size, HLL error and Bloom FPR."""
 import math
 import os
-import statistics
 
 import matplotlib
 
@@ -21,12 +20,8 @@ def plot_bloom(b, docs, op, layout, threads, fname):
     xs = [SIZE_BYTES[s] for s in SIZES]
 
     def probe_line(key):
-        out = []
-        for s in SIZES:
-            ps = [r[key] for r in b.rows if r["bench"] == f"bloom_{op}" and r.get("size") == s
-                  and r["threads"] == threads and r.get(key)]
-            out.append(statistics.median(ps) / 1e6 if ps else math.nan)
-        return out
+        spreads = [b.probe_spread(key, s, threads, bench=f"bloom_{op}") for s in SIZES]
+        return [x[0] / 1e6 if x else math.nan for x in spreads]
 
     for ax, (rate, probe_key, what) in zip(axes, (("keys_per_s", "probe", "per wall-clock second"),
                                                  ("keys_per_cpu_s", "probe_cpu", "per CPU second"))):

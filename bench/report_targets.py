@@ -1,6 +1,6 @@
 """docs/BENCHMARKS.md's sections on the floors and targets (the verdicts, the thread speed-ups, the in-cache
 rates split into hashing and kernel) and on the speed-of-light probes of the run."""
-from report_data import SIZES, mps, ratio, table
+from report_data import SIZES, mps, ratio, spread, table
 
 # Issue 4's in-cache targets (M keys/s, one thread, u64 keys, 256 KiB cacheline512), quoted by the floors
 # table and by the hash/kernel split.
@@ -9,45 +9,60 @@ TARGET_ADD_256K = 400e6
 TARGET_STR16 = 200e6  # Bloom add and HLL add of 16-byte strings
 
 
-def floors_section(b):
-    """One row per floor/target: the figure per wall-clock second and per CPU second, and whether each meets it."""
+def ratio3(x):
+    """A ratio as the floors table prints it (and judges it): 3 decimals."""
+    return "–" if x is None else f"{x:.3f}"
+
+
+def verdicts_table(b):
+    """One row per floor/target, judged on the engine the library serves on this CPU (b.best) at one thread:
+    its figure per wall-clock second and per CPU second and whether each meets the bar, judged on the figure
+    as printed; beside it, for information only, the fastest other pinned target and the AVX2 target."""
     out = []
 
-    def best_of(bench, key="keys_per_s", **kw):
-        rs = [r for r in b.rows if r["bench"] == bench and all(r.get(k) == v for k, v in kw.items())]
-        return max(rs, key=lambda r: r.get(key, 0)) if rs else None
+    def rows_of(bench, **kw):
+        return [r for r in b.rows if r["bench"] == bench and r["threads"] == 1
+                and all(r.get(k) == v for k, v in kw.items())]
+
+    def figure(r, kind, cpu):
+        """(text, value as printed, standard deviation over the repetitions or None) of r's figure."""
+        rate_key = "keys_per_cpu_s" if cpu else "keys_per_s"
+        if kind == "rate":
+            x = r.get(rate_key)
+            return (None, None, None) if x is None else (f"{mps(x)} M/s", float(mps(x).replace(",", "")) * 1e6, None)
+        key = ("vs_probe" if kind == "probe" else "vs_reference") + ("_cpu" if cpu else "")
+        x = r.get(key)
+        if x is None:
+            return None, None, None
+        sd = r.get("sd", {}).get(key)
+        spread = f" ± {sd:.3f}" if sd is not None else ""
+        return f"{ratio3(x)}{spread} ({mps(r.get(rate_key))} M/s)", float(ratio3(x)), sd
 
     def check(what, target, bench, kind, threshold, **kw):
         """kind: 'rate' (keys/s), 'probe' (÷ probe), 'reference' (÷ hashing alone)."""
-        cells = []
-        verdicts = []
-        engine = "–"
+        rs = rows_of(bench, **kw)
+        served = next((r for r in rs if r.get("engine") == b.best), None)
+        cells, verdicts = [], []
         for cpu in (False, True):
-            suffix = "_cpu" if cpu else ""
-            key = {"rate": "keys_per" + ("_cpu_s" if cpu else "_s"), "probe": "vs_probe" + suffix,
-                   "reference": "vs_reference" + suffix}[kind]
-            # The fastest engine's row, and its ratio (not the largest ratio of any engine: a probe taken at
-            # a bad moment would make a slow engine look best).
-            r = best_of(bench, key="keys_per" + ("_cpu_s" if cpu else "_s"), threads=1, **kw)
-            x = r.get(key) if r else None
-            if x is None:
+            text, shown, sd = figure(served, kind, cpu) if served else (None, None, None)
+            if text is None:
                 cells.append("–")
                 verdicts.append("–")
                 continue
-            engine = r["label"] or r.get("engine")
-            if kind == "rate":
-                cells.append(f"{mps(x)} M/s ({engine})")
-            else:
-                base = r["keys_per_cpu_s" if cpu else "keys_per_s"]
-                cells.append(f"{x:.2f}× ({mps(base)} M/s, {engine})")
-            verdicts.append("yes" if x >= threshold else "**no**")
+            if served.get("label") and served["label"] != b.best:
+                text += f" (served by {served['label']})"
+            cells.append(text)
+            verdict = "yes" if shown >= threshold else "**no**"
+            if sd is not None and abs(shown - threshold) <= sd:
+                verdict += " (within noise)"
+            verdicts.append(verdict)
+        others = [r for r in rs if r.get("engine") != b.best and r.get("keys_per_s")]
+        fastest = max(others, key=lambda r: r["keys_per_s"], default=None)
+        other = f"{fastest['engine']}: {figure(fastest, kind, False)[0] or '–'}" if fastest else "–"
         # The targets name a 2-core AVX2 machine: the AVX2 engine's figure on this one, where it was measured.
-        r = b.get(bench, engine="AVX2", threads=1, **kw)
-        avx2 = "–"
-        if r and r.get("keys_per_s"):
-            x = r["keys_per_s"] if kind == "rate" else r.get("vs_probe" if kind == "probe" else "vs_reference")
-            avx2 = f"{mps(x)} M/s" if kind == "rate" else f"{x:.2f}× ({mps(r['keys_per_s'])} M/s)"
-        out.append([what, target] + cells + [" / ".join(verdicts), avx2])
+        avx2 = next((r for r in rs if r.get("engine") == "AVX2"), None)
+        out.append([what, target] + cells + [" / ".join(verdicts), other,
+                                             (figure(avx2, kind, False)[0] or "–") if avx2 else "–"])
 
     check("contains, 256 KiB cacheline512", "floor ≥ 300 M/s", "bloom_contains", "rate", 300e6,
           layout="cacheline512", keys="u64", size="256KiB")
@@ -66,10 +81,17 @@ def floors_section(b):
     check("HLL add, pre-hashed", "target ≥ 1 G/s", "hll_add", "rate", 1e9, keys="prehashed")
     check("Bloom add, 16-byte strings, 256 KiB", "target ≥ 200 M/s", "bloom_add", "rate", TARGET_STR16,
           layout="cacheline512", keys="str16", size="256KiB")
-    check("HLL add, 16-byte strings, XXH64", "target ≥ 200 M/s", "hll_add", "rate", TARGET_STR16, keys="str16", hash="xxh64")
-    table1 = table(["operation (u64 keys unless said, 1 thread)", "floor / target", "per wall-clock second",
-                    "per CPU second", "met (wall / CPU)", "AVX2 engine, per wall-clock second"], out)
+    check("HLL add, 16-byte strings, XXH64", "target ≥ 200 M/s", "hll_add", "rate", TARGET_STR16, keys="str16",
+          hash="xxh64")
+    return table(["operation (u64 keys unless said, 1 thread)", "floor / target",
+                  f"{b.best} (served), per wall-clock second", "per CPU second", "met (wall / CPU)",
+                  "fastest other target, per wall-clock second (information)", "AVX2 target, per wall-clock second"],
+                 out)
 
+
+def floors_section(b):
+    """The verdicts, then the thread speed-ups of the served engine."""
+    table1 = verdicts_table(b)
     rows = []
     if b.all_threads > 1:
         for bench, kw, what in (
@@ -119,16 +141,23 @@ def floors_section(b):
                   "benchmarks, whose filters take seconds to build, each ran its repetitions one after another. ")
     else:
         passes = ""
-    return (table1 + "\n\nThe per-CPU-second figures count each thread's CPU time (keys × threads ÷ process CPU "
-            "time), so they show what the code does with a core to itself on a shared machine; the probe is "
-            "measured the same way for the CPU ratios. The last column is the AVX2 engine (the Highway AVX2 "
-            "target pinned on this CPU, the instruction set the targets name), where the run measured it: "
+    return (table1 + "\n\nThe verdicts are the served engine's; the fastest other target is there for information "
+            "(a target the library does not pick on this CPU can win a single row). Each figure is a median over "
+            "the repetitions, and each verdict is on the figure as printed (ratios to 3 decimals), so the two "
+            "cannot disagree. For the ratio targets the figure is the median of the per-repetition ratios, ± "
+            "their standard deviation over the repetitions (Google Benchmark's stddev aggregate), with the rate "
+            "in parentheses; a verdict within one standard deviation of its threshold is within the noise of the "
+            "run, and is marked so. The per-CPU-second figures count each thread's CPU time (keys × threads ÷ "
+            "process CPU time), so they show what the code does with a core to itself on a shared machine; the "
+            "probe is measured the same way for the CPU ratios. The last column is the AVX2 engine (the Highway "
+            "AVX2 target pinned on this CPU, the instruction set the targets name), where the run measured it: "
             "the run measures 16-byte strings on scalar and the best engine only."
             "\n\n### Scaling with threads (wall clock, best engine)\n\n"
-            + table2 + "\n\n" + passes + vcpu_note + "On a shared machine the other work takes cores away from the all-threads runs; the "
-            "probe's own speed-up, measured beside it, shows how much parallelism the machine gave random reads at "
-            "that moment, and the hash benchmark's (each thread streams its share of the keys and hashes them into "
-            "a private buffer, nothing shared) what it gave work that shares nothing.")
+            + table2 + "\n\n" + passes + vcpu_note + "On a shared machine the other work takes cores away from the "
+            "all-threads runs; the probe's own speed-up, measured beside it, shows how much parallelism the "
+            "machine gave random reads at that moment, and the hash benchmark's (each thread streams its share of "
+            "the keys and hashes them into a private buffer, nothing shared) what it gave work that shares "
+            "nothing.")
 
 
 def split_section(b):
@@ -172,10 +201,15 @@ def split_section(b):
                          f"on any engine.")
     e = b.best
     ks = in_cache("add", "prehashed", e)
-    if ks and "reference" in ks:
+    updates = b.probe_spread("reference", "256KiB", 1, bench="bloom_add")
+    if ks and "reference" in ks and updates:
+        med, lo, hi, n = updates
         lines.append(f"- add, {e}: one 64-byte read-modify-write per random line of a 256 KiB buffer, with nothing "
-                     f"else to do (the update probe, same run), ran at {mps(ks['reference'])} M/s; the add kernel "
-                     f"alone reached {ratio(ks.get('vs_reference'))}× of it.")
+                     f"else to do (the update probe, same run), ran at {mps(med)} M/s: the median of the probes "
+                     f"measured beside the {n} add benchmarks of 256 KiB at one thread ({mps(lo)}–{mps(hi)}), as in "
+                     f"the probe table below. The one measured beside this benchmark (pre-hashed keys) ran at "
+                     f"{mps(ks['reference'])} M/s, and the add kernel alone reached "
+                     f"{ratio(ks.get('vs_reference'))}× of it.")
     hs = hashing("str16", e)
     us = in_cache("add", "str16", e)
     if hs and ks and us:
@@ -217,25 +251,42 @@ def cycles_line(b, e, h, kc, ks, uc, ua):
 
 
 def probes_section(b):
+    def cell(spread):
+        """median (lowest–highest) of the probes measured beside each benchmark."""
+        if not spread:
+            return "–"
+        med, lo, hi, _ = spread
+        return f"{mps(med)} ({mps(lo)}–{mps(hi)})"
+    threads = sorted({r["threads"] for r in b.rows})
     rows = []
     for s in SIZES:
-        for t in sorted({r["threads"] for r in b.rows}):
-            r = next((r for r in b.rows if r["bench"].startswith("bloom_") and r.get("size") == s
-                      and r["threads"] == t), None)
-            u = next((r for r in b.rows if r["bench"] == "bloom_add" and r.get("size") == s
-                      and r["threads"] == t and "reference" in r), None)
-            if r:
-                rows.append([s, t, mps(r["probe"]), mps(r.get("probe_cpu")), mps(u and u["reference"]),
-                             mps(u and u.get("reference_cpu"))])
+        for t in threads:
+            reads = b.probe_spread("probe", s, t)
+            updates = b.probe_spread("reference", s, t, bench="bloom_add")
+            if reads:
+                rows.append([s, t, cell(reads), cell(b.probe_spread("probe_cpu", s, t)), cell(updates),
+                             cell(b.probe_spread("reference_cpu", s, t, bench="bloom_add")),
+                             f"{reads[3]} / {updates[3] if updates else 0}"])
     seq = []
-    for t in sorted({r["threads"] for r in b.rows}):
-        r = b.get("hll_add", keys="u64", hash="xxh64", engine="scalar", threads=t)
-        if r:
-            seq.append([t, mps(r["probe"]), f"{r['probe'] * 8 / 1e9:.1f}", mps(r.get("probe_cpu"))])
+    for t in threads:
+        # The HLL and hash benchmarks of u64 and pre-hashed keys read the same 128 MiB column.
+        rs = [r for r in b.rows if r["bench"] in ("hll_add", "hll_add_fresh", "hash")
+              and r.get("keys") in ("u64", "prehashed") and r["threads"] == t]
+        wall = spread([r["probe"] for r in rs if r.get("probe")])
+        cpu = spread([r["probe_cpu"] for r in rs if r.get("probe_cpu")])
+        if wall:
+            seq.append([t, cell(wall), f"{wall[0] * 8 / 1e9:.1f}", cell(cpu), wall[3]])
     return (table(["buffer", "threads", "random 64-byte reads, M/s", "per CPU second, M/s",
-                   "random 64-byte updates, M/s", "per CPU second, M/s"], rows) + "\n\n" +
+                   "random 64-byte updates, M/s", "per CPU second, M/s", "benchmarks (reads / updates)"], rows)
+            + "\n\n" +
+            "Every benchmark measures its probe beside itself, within seconds of its timed loop; each figure here "
+            "is the median over the benchmarks of that buffer size and thread count (reads: every Bloom "
+            "benchmark; updates: every Bloom add), and in parentheses the lowest and the highest, which show how "
+            "much the machine moved during the run. The ratios in the other tables are each to its own "
+            "benchmark's probe.\n\n"
             "Updates (the probe quoted beside Bloom add): each thread ORs a value into whole random lines of its "
             "own slice of the buffer, one 64-byte vector store per line where the CPU has one; the least memory "
             "work an add does per key.\n\n" +
-            "Sequential read of the HLL key column (16 Mi u64 keys, 128 MiB):\n\n" +
-            table(["threads", "M keys/s", "GB/s", "per CPU second, M keys/s"], seq))
+            "Sequential read of the HLL key column (16 Mi u64 keys, 128 MiB), the probe beside every HLL and hash "
+            "benchmark of u64 and pre-hashed keys: median (lowest–highest):\n\n" +
+            table(["threads", "M keys/s", "GB/s", "per CPU second, M keys/s", "benchmarks"], seq))
