@@ -8,7 +8,7 @@ from the raw results that scripts/bench-report.sh leaves in docs/data/:
     peers.json          bench/peers/run.py
     hll_accuracy.csv    build/bench/probkit_accuracy hll
     bloom_fpr.csv       build/bench/probkit_accuracy bloom
-    machine.json        what produced them (CPU, cores, memory, commit, date, run id)
+    machine.json        what produced them (CPU, vCPUs, memory, commit, date, run id)
 
     python3 bench/report.py [--data docs/data] [--docs docs]
 

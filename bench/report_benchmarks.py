@@ -2,7 +2,7 @@
 import os
 
 from report_data import SIZES, mps, ratio, table
-from report_peers import peers_section
+from report_peers import peers_section, peers_title
 from report_plots import plot_bloom
 from report_targets import floors_section, probes_section, split_section
 
@@ -223,12 +223,9 @@ offsets from a pool of 16 × 2^20, beside the sequential-read probe over as many
 
 {keys_check_section(b)}
 
-## Peers (issue 4), same run, same keys
+## {peers_title(b, peers)}
 
-Machine: {peers['machine']['cpu'] if peers else '?'}, {peers['machine']['cores'] if peers else '?'} cores;
-probkit engine: {(peers or {}).get('raw', {}).get('probkit_bloom', {}).get('threads_1', {}).get('served', '?')}.
-
-{peers_section(peers)}
+{peers_section(b, peers)}
 """
     with open(os.path.join(docs, "BENCHMARKS.md"), "w") as f:
         f.write(text)

@@ -187,6 +187,22 @@ def spread(xs):
     return (statistics.median(xs), min(xs), max(xs), len(xs)) if xs else None
 
 
+def vcpus(m):
+    """machine.json's CPUs: "N vCPUs" (what the OS schedules on) and, where recorded, lscpu's topology."""
+    n = m.get("vcpus", m.get("cores"))  # "cores" in files before the topology was recorded: os.cpu_count()
+    text = f"{n if n is not None else '?'} vCPUs"
+    t = m.get("topology")
+    if t:
+        text += (f" (lscpu: {t.get('sockets', '?')} socket(s) × {t.get('cores_per_socket', '?')} core(s) × "
+                 f"{t.get('threads_per_core', '?')} thread(s) per core)")
+    return text
+
+
+def machine_name(m):
+    """CPU, ISA and vCPUs of a machine stamp (machine.json or peers.json's)."""
+    return f"{m.get('cpu', '?')} ({m.get('isa', '?')}), {vcpus(m)}"
+
+
 class Bench:
     """One benchmark run: each file's rows (row["source"] names the file) and context, and its machine."""
 
@@ -197,7 +213,7 @@ class Bench:
         self.run_id = ctx.get("probkit_run_id")
         self.engines = [e for e in ctx.get("probkit_engines", "scalar").split(",") if e]
         self.best = self.engines[1] if len(self.engines) > 1 else self.engines[0]
-        self.all_threads = int(ctx.get("probkit_threads_all", machine.get("cores", 1)))
+        self.all_threads = int(ctx.get("probkit_threads_all", machine.get("vcpus", machine.get("cores", 1))))
 
     def get(self, bench, **kw):
         return find(self.rows, bench=bench, **kw)
@@ -245,5 +261,4 @@ class Bench:
         m = self.machine
         clock = self.clock_text()
         return (f"{m.get('cpu', '?')} ({m.get('isa', '?')}" + (f", {clock}" if clock else "")
-                + f"), {m.get('cores', '?')} cores, {m.get('memory_gib', '?')} GiB, {m.get('virtualisation', '')}"
-                ).rstrip(", ")
+                + f"), {vcpus(m)}, {m.get('memory_gib', '?')} GiB, {m.get('virtualisation', '')}").rstrip(", ")

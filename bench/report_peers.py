@@ -1,8 +1,34 @@
-"""docs/BENCHMARKS.md's peers section: bench/peers/run.py's results."""
-from report_data import mps, table
+"""docs/BENCHMARKS.md's peers section: bench/peers/run.py's results under their own stamp (commit, date,
+machine), and whether they come from the benchmarks' run."""
+from report_data import machine_name, mps, table
+
+def peers_title(b, peers):
+    """The section's heading: "same run" only where peers.json says it is the benchmarks' run."""
+    same = peers and b.run_id and (peers.get("run") or {}).get("id") == b.run_id
+    return "Peers (issue 4), same run, same keys" if same else "Peers (issue 4), same keys"
 
 
-def peers_section(peers):
+def peers_stamp(b, peers):
+    """Which run and machine the peers' figures come from, and whether that is the benchmarks' run."""
+    pm = peers.get("machine", {})
+    served = peers.get("raw", {}).get("probkit_bloom", {}).get("threads_1", {}).get("served", "?")
+    run = peers.get("run")
+    python = f"; Python {pm['python']}" if pm.get("python") else ""
+    if not run:
+        return (f"Machine: {pm.get('cpu', '?')}, {pm.get('cores', '?')} vCPUs{python}; probkit engine: {served}. "
+                "**peers.json carries no stamp** (commit, date, run; it predates them): it may come from another run "
+                "than the benchmarks above, on a machine it names only as above.")
+    text = (f"Machine: {machine_name(pm)}{python}. Commit `{run.get('commit', '?')}`, {run.get('date', '?')}; "
+            f"probkit engine: {served}.")
+    if b.run_id and run.get("id") == b.run_id:
+        return text + " The benchmarks' run."
+    why = "the benchmarks carry no run id" if not b.run_id else f"run {run.get('id')}, the benchmarks' is {b.run_id}"
+    return (text + f" **Not the benchmarks' run** ({why}; they are commit `{b.machine.get('commit', '?')}`, "
+            f"{b.machine.get('date', '?')}): the probkit figures beside the peers are their own run's, not the "
+            "tables above.")
+
+
+def peers_section(b, peers):
     if peers is None:
         return "_The peer comparison was not run (bench/peers/run.py)._"
     rows = []
@@ -10,7 +36,8 @@ def peers_section(peers):
         fmt = (lambda x: f"{x:.3g}") if ("FPR" in r["metric"] or "error" in r["metric"]) else mps
         fmt_v = (lambda x: "–" if x is None else fmt(x))
         unit = "" if ("FPR" in r["metric"] or "error" in r["metric"]) else " M"
-        rows.append([r["group"], r["peer"], r["metric"].replace("|relative error|", "abs. relative error"), fmt_v(r["peer_value"]) + unit, fmt_v(r["probkit_value"]) + unit,
+        rows.append([r["group"], r["peer"], r["metric"].replace("|relative error|", "abs. relative error"),
+                     fmt_v(r["peer_value"]) + unit, fmt_v(r["probkit_value"]) + unit,
                      r["probkit_threads"], f"**{r['ratio']:.2f}**" if r["ratio"] is not None else "–", r["note"]])
     miss = "\n".join(f"- **{p}: missing** — {why}" for p, why in peers.get("missing", {}).items()) or "- none"
     pr = peers.get("params", {})
@@ -21,7 +48,8 @@ def peers_section(peers):
     if col.get("register_bytes"):
         memory += f"; an HLL with p = 14 holds {col['register_bytes']:,} bytes of registers (one byte each)"
     memory += "."
-    return (f"Filters: {pr.get('filter', {}).get('keys', '?'):,} u64 keys inserted, as many never-inserted keys "
+    return (peers_stamp(b, peers) + "\n\n"
+            f"Filters: {pr.get('filter', {}).get('keys', '?'):,} u64 keys inserted, as many never-inserted keys "
             f"queried (so the hit rate is the FPR), capacity {pr.get('filter', {}).get('capacity', '?'):,} at "
             f"FPR 0.01 for every filter (probkit: `for_capacity`, cacheline512, "
             f"{pk.get('bits_per_key', 0):.2f} bits/key, k={pk.get('k', '?')}); libbloom at its own size, probkit at "

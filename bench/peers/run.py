@@ -4,10 +4,13 @@ otherwise pick, on the same keys, in one run; every result is a ratio
 probkit / peer. Peers that cannot be imported or started are reported as
 missing with the reason, never dropped.
 
-    python3 bench/peers/run.py --build build --out build/peers.json [--quick]
+    python3 bench/peers/run.py --build build --out build/peers.json [--quick] [--run-id ID --commit C]
 
 probkit is driven through build/bench/peers/probkit_peer, which reads the same
-key files as the peers. Nothing here is part of the test suite.
+key files as the peers. Nothing here is part of the test suite. peers.json is
+stamped like machine.json (bench/machine.py): the machine, and the run's id,
+commit and date (scripts/bench-report.sh passes its run's id and commit;
+without them the file is a run of its own).
 """
 import argparse
 import json
@@ -22,6 +25,9 @@ import tempfile
 import time
 
 import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import machine  # noqa: E402  (bench/machine.py: the stamp every data file of a run carries)
 
 MASK = np.uint64(0xFFFFFFFFFFFFFFFF)
 
@@ -51,7 +57,9 @@ class Runner:
         self.args = args
         self.peer_bin = os.path.join(args.build, "bench", "peers", "probkit_peer")
         self.tmp = tempfile.mkdtemp(prefix="probkit_peers_", dir=args.tmp)
-        self.results = {"machine": machine(), "params": {}, "rows": [], "missing": {}, "raw": {}}
+        self.results = {"machine": dict(machine.describe(), python=platform.python_version()),
+                        "run": machine.stamp(args.run_id or machine.new_run_id(), args.commit or machine.commit()),
+                        "params": {}, "rows": [], "missing": {}, "raw": {}}
 
     def probkit(self, *argv):
         out = subprocess.run([self.peer_bin, *map(str, argv)], capture_output=True, text=True)
@@ -291,19 +299,6 @@ def _table(column):
         return pandas.DataFrame({"k": column})
 
 
-def machine():
-    model = ""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return {"cpu": model or platform.processor(), "cores": os.cpu_count(), "python": platform.python_version()}
-
-
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--build", default="build")
@@ -315,6 +310,8 @@ def main():
     p.add_argument("--hll-py-keys", type=int, default=1_000_000)
     p.add_argument("--column-keys", type=int, default=100_000_000)
     p.add_argument("--redis-keys", type=int, default=1_000_000)
+    p.add_argument("--run-id", help="the run this is part of (scripts/bench-report.sh's); default: a new one")
+    p.add_argument("--commit", help="the commit of that run; default: HEAD's (+dirty)")
     a = p.parse_args()
     if a.quick:
         a.reps, a.filter_keys, a.hll_py_keys, a.column_keys, a.redis_keys = 1, 100_000, 100_000, 2_000_000, 100_000
