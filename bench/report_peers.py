@@ -2,6 +2,16 @@
 machine), and whether they come from the benchmarks' run."""
 from report_data import machine_name, mps, table
 
+# What the peers' HLL error rows compare: not all of them are p = 14 sketches like probkit's.
+SKETCHES = (
+    "The HLL error rows set sketches of different sizes side by side: probkit and datasketches (lgK = 14) hold "
+    "2^14 registers (p = 14, expected relative error about 1.04/√m = 0.8 %), but DuckDB's approx_count_distinct "
+    "is its own HyperLogLog of 64 registers (p = 6, about 13 %; DuckDB 1.1 and later), and ClickHouse's "
+    "uniqCombined64 keeps 64-bit hashes in an array, then a hash table, and for large sets an HLL of 2^17 cells "
+    "(p = 17, its default HLL_precision, about 0.3 %). Their error ratios are those of their own default "
+    "sketch sizes, not of p = 14.")
+
+
 def peers_title(b, peers):
     """The section's heading: "same run" only where peers.json says it is the benchmarks' run."""
     same = peers and b.run_id and (peers.get("run") or {}).get("id") == b.run_id
@@ -58,6 +68,6 @@ def peers_section(b, peers):
             "their time includes the interpreter, which is what a Python user gets.\n\n"
             "**ratio = probkit / peer for throughput and peer / probkit for FPR and error: > 1 means probkit is "
             "better.** Errors are one sample each (one key set), so their ratio is noisy; the HLL error over "
-            "many seeds is in [ACCURACY.md](ACCURACY.md).\n\n" +
+            "many seeds is in [ACCURACY.md](ACCURACY.md). " + SKETCHES + "\n\n" +
             table(["", "peer", "metric", "peer", "probkit", "probkit threads", "ratio", "note"], rows) +
             "\n\nMissing peers:\n\n" + miss + memory)

@@ -59,10 +59,12 @@ class Runner:
         self.tmp = tempfile.mkdtemp(prefix="probkit_peers_", dir=args.tmp)
         self.results = {"machine": dict(machine.describe(), python=platform.python_version()),
                         "run": machine.stamp(args.run_id or machine.new_run_id(), args.commit or machine.commit()),
-                        "params": {}, "rows": [], "missing": {}, "raw": {}}
+                        "params": {}, "rows": [], "missing": {}, "raw": {}, "versions": {}}
 
     def probkit(self, *argv):
         out = subprocess.run([self.peer_bin, *map(str, argv)], capture_output=True, text=True)
+        if out.returncode == 3:  # probkit_peer built without the peer: {"missing": why}
+            raise RuntimeError(json.loads(out.stdout)["missing"])
         if out.returncode != 0:
             raise RuntimeError(f"probkit_peer {argv[0]} failed: {out.stderr.strip() or out.stdout.strip()}")
         return json.loads(out.stdout)
@@ -149,8 +151,6 @@ class Runner:
         def libbloom_peer():
             r = self.probkit("libbloom", "--keys", kf, "--queries", qf, "--capacity", n, "--fpr", fpr,
                              "--reps", a.reps)
-            if "missing" in r:
-                raise RuntimeError(r["missing"])
             lb, pk = r["libbloom"], r["probkit"]
             self.results["raw"]["libbloom"] = r
             note = f"same bits/key ({lb['bits_per_key']:.2f}); libbloom k={lb['k']}, probkit k={pk['k']}"
@@ -200,7 +200,7 @@ class Runner:
         pka = self.probkit("hll", "--keys", cf, "--p", 14, "--threads", 0, "--reps", a.reps)
         self.results["raw"]["probkit_column"] = {"threads_1": pk1, "threads_all": pka}
 
-        def sql_peer(peer, threads_all, threads_one, run_query, estimate_of):
+        def sql_peer(peer, sketch, threads_all, threads_one, run_query, estimate_of):
             for label, setup, pk in (("all threads", threads_all, pka), ("1 thread", threads_one, pk1)):
                 setup()
                 secs, est = median_time(run_query, a.reps)
@@ -208,8 +208,9 @@ class Runner:
                 self.results["raw"].setdefault(peer, {})[label] = {"keys_per_s": n / secs, "estimate": est}
                 note = f"{n} u64 keys in memory, {label}"
                 self.row("hll", peer, "keys/s", n / secs, pk["add_keys_per_s"], pk["threads"], note)
+                # Not a p = 14 sketch (probkit's): its error is its own default size's.
                 self.row("hll", peer, "abs. relative error (lower is better)", abs(est / n - 1), abs(pk["rel_error"]),
-                         pk["threads"], note, higher_is_better=False)
+                         pk["threads"], f"{note}; {peer}: {sketch}, probkit p = 14", higher_is_better=False)
 
         def duckdb_peer():
             import duckdb
@@ -218,7 +219,10 @@ class Runner:
             con.register("src", _table(column))
             con.execute("CREATE TABLE t AS SELECT k FROM src")
             con.unregister("src")
-            sql_peer("duckdb", lambda: con.execute(f"SET threads = {cores}"), lambda: con.execute("SET threads = 1"),
+            self.results["versions"]["duckdb"] = duckdb.__version__
+            # DuckDB 1.1 on: its own HyperLogLog of 64 registers (ApproxDistinctCountState, P = 6).
+            sql_peer("duckdb", "HLL of 64 registers (p = 6)", lambda: con.execute(f"SET threads = {cores}"),
+                     lambda: con.execute("SET threads = 1"),
                      lambda: con.execute("SELECT approx_count_distinct(k) FROM t").fetchone()[0], float)
             con.close()
 
@@ -229,7 +233,11 @@ class Runner:
             sess.query(f"INSERT INTO t SELECT k FROM file('{cf}', 'RowBinary', 'k UInt64')")
             cores = os.cpu_count()
             threads = {"n": cores}
-            sql_peer("chdb (ClickHouse)", lambda: threads.update(n=cores), lambda: threads.update(n=1),
+            import chdb
+            self.results["versions"]["chdb"] = getattr(chdb, "__version__", "?")
+            # uniqCombined64 without a parameter: HLL_precision 17 (2^17 cells) once past its array and hash table.
+            sql_peer("chdb (ClickHouse)", "uniqCombined64 default, HLL of 2^17 cells (p = 17)",
+                     lambda: threads.update(n=cores), lambda: threads.update(n=1),
                      lambda: sess.query(f"SELECT uniqCombined64(k) FROM t SETTINGS max_threads = {threads['n']}",
                                         "CSV").bytes(),
                      lambda b: float(b.decode().strip()))
