@@ -156,9 +156,10 @@ inline std::size_t exchange_ring_capacity(unsigned workers) {
 }
 
 // Hashes one worker may hold for another (HeldHashes) when their ring is
-// full: 2^21 among all pairs (16 MiB at most, touched only on a machine
-// whose other work keeps the receiver off its core), at most about a
-// worker's share of the batch, at least a chunk's.
+// full: 2^21 among all pairs (16 MiB), but a chunk's at least (64 workers:
+// 4032 pairs, 33 MiB), and no more than about a worker's share of the batch.
+// Allocated per call and touched only as hashes are held: mostly when other
+// work keeps a receiver off its core.
 inline std::size_t exchange_held_capacity(unsigned workers, std::size_t share) {
   const std::size_t pairs = std::size_t{workers} * (workers - 1);
   const std::size_t limit = std::max<std::size_t>(kHashChunk, (std::size_t{1} << 21) / std::max<std::size_t>(1, pairs));

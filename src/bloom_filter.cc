@@ -467,12 +467,12 @@ std::size_t read_fully(const BloomFilter::ByteSource& source, std::span<std::uin
 }  // namespace
 
 std::vector<std::uint8_t> BloomFilter::serialize() const {
+  const std::size_t bytes = kHeaderBytes + storage_.size() + 8;
   std::vector<std::uint8_t> out;
   try {
-    out.reserve(kHeaderBytes + storage_.size() + 8);
+    out.reserve(bytes);
   } catch (const std::bad_alloc&) {
-    throw AllocationError("serialize: cannot allocate " + std::to_string(kHeaderBytes + storage_.size() + 8) +
-                          " bytes for the serialized filter");
+    throw AllocationError("serialize: cannot allocate " + std::to_string(bytes) + " bytes for the serialized filter");
   }
   serialize_to([&out](std::span<const std::uint8_t> piece) { out.insert(out.end(), piece.begin(), piece.end()); });
   return out;
