@@ -30,20 +30,17 @@ namespace hn = hwy::HWY_NAMESPACE;
 #if HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
 
 // cacheline512 add of one key, k compiled in (no loop control between the
-// probes): k read-modify-writes of the block's words. AVX-512 adds whole
-// steps of eight keys with add_cacheline_groups below and leaves this loop
-// the last n % 8 keys; other targets add every key here. AVX2 with the
-// AVX-512 step's masks in two 32-byte halves (Zen 5 guest, k = 6, 256 KiB,
-// pre-hashed, harness, TSC cycles per key, min / median of 40 alternated
-// passes): 8.65 / 12.7 against these read-modify-writes 8.72 / 12.6, alike,
-// and Intel cores have fewer vector pipes for it. Earlier, on the
-// Emerald Rapids guest (AVX2, k = 6, 256 KiB, medians of 11 interleaved
-// library runs): the OR of k lines of a one-bit-per-line table, as two
-// 32-byte halves, was slower (pre-hashed 196 vs 216 M keys/s, u64 129 vs
-// 159); masks built by compare and masked OR per word group 5x slower. Every
-// other position arithmetic measured as fast or slower: bit and word from
-// lookup tables, positions from vectors stored for the scalar ORs,
-// load/bts/store, lea addresses.
+// probes): k read-modify-writes of the block's words. AVX-512, and AVX2 for
+// filters that miss the cache, add whole steps of eight keys with
+// add_cacheline_groups below and leave this loop the last n % 8 keys (see
+// kAddInSteps); other targets add every key here. Earlier, on the Emerald
+// Rapids guest (AVX2, k = 6, 256 KiB, medians of 11 interleaved library
+// runs): the OR of k lines of a one-bit-per-line table, as two 32-byte
+// halves, was slower (pre-hashed 196 vs 216 M keys/s, u64 129 vs 159); masks
+// built by compare and masked OR per word group 5x slower. Every other
+// position arithmetic measured as fast or slower: bit and word from lookup
+// tables, positions from vectors stored for the scalar ORs, load/bts/store,
+// lea addresses.
 template <std::uint32_t kK>
 HWY_INLINE void cacheline_set(std::uint32_t* block, std::uint64_t h) {
   static_assert(kK >= 1 && kK <= layout::kMaxCachelineK);
@@ -65,19 +62,19 @@ HWY_INLINE void sbbf_set(std::uint32_t* block, std::uint64_t h) {
   }
 }
 
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
-// AVX-512 cacheline512 add, eight keys per step, software-pipelined: the
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX2
+// AVX-512 and AVX2 cacheline512 add, eight keys per step, software-pipelined: the
 // probe positions of the next eight keys and their block offsets come from
 // vector multiplies (vpmulld, vpmuludq) stored to a small buffer, while this
 // step's keys build their 16-word masks in registers and write each block
-// once. The buffer is written a whole step before it is read, so the reads
-// never wait on a store still in flight.
+// once (AVX2: once per 32-byte half, kAddInSteps says when). The buffer is written a whole step
+// before it is read, so the reads never wait on a store still in flight.
 //
 // Probe p at position a sets word w to bit a - 32w when that lies in
 // [0, 32). vpsrlvd gives 0 for shift counts of 32 or more, so the part is
 // one vpsubd (the position broadcast from the buffer, folded into the
-// instruction) and one vpsrlvd: 0x80000000 >> (32w + 31 - a). Parts are ORed
-// three at a time by vpternlogd.
+// instruction) and one vpsrlvd: 0x80000000 >> (32w + 31 - a). On AVX-512
+// parts are ORed three at a time by vpternlogd.
 //
 // Replaced k 64-byte lines of a 32 KiB one-bit-per-line table ((2k - 3) / 4
 // line offsets from the buffer, two at k = 6, the others from scalar
@@ -111,6 +108,13 @@ struct AddGroupOffsets {
   alignas(64) std::uint32_t positions[kAddGroup * kBufferedProbes<kK>];
   alignas(64) std::uint64_t block_bytes[kAddGroup];
 };
+
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+using BlockCountVec = __m512i;
+
+HWY_INLINE __m512i broadcast_block_count(std::uint64_t num_blocks) {
+  return _mm512_set1_epi64(static_cast<long long>(num_blocks));
+}
 
 template <std::uint32_t kK>
 HWY_INLINE void add_group_offsets(const std::uint64_t* hashes, __m512i num_blocks,
@@ -160,6 +164,74 @@ HWY_INLINE void or_key_mask(char* block, const std::uint32_t* positions) {
                                     : _mm512_or_si512(mask, old));
 }
 
+#else  // HWY_AVX2
+using BlockCountVec = __m256i;
+
+HWY_INLINE __m256i broadcast_block_count(std::uint64_t num_blocks) {
+  return _mm256_set1_epi64x(static_cast<long long>(num_blocks));
+}
+
+template <std::uint32_t kK>
+HWY_INLINE void add_group_offsets(const std::uint64_t* hashes, __m256i num_blocks,
+                                  AddGroupOffsets<kK>& out) {
+  const auto* salt = reinterpret_cast<const __m256i*>(layout::kBloomSalt);
+  for (std::size_t l = 0; l < kAddGroup; ++l) {
+    const __m256i x = _mm256_set1_epi32(static_cast<std::int32_t>(hashes[l]));
+    auto* positions = reinterpret_cast<__m256i*>(out.positions + l * kBufferedProbes<kK>);
+    _mm256_store_si256(positions,
+                       _mm256_srli_epi32(_mm256_mullo_epi32(x, _mm256_loadu_si256(salt)), 23));
+    if constexpr (kBufferedProbes<kK> == 16) {
+      _mm256_store_si256(
+          positions + 1,
+          _mm256_srli_epi32(_mm256_mullo_epi32(x, _mm256_loadu_si256(salt + 1)), 23));
+    }
+  }
+  // As on AVX-512, four hashes per vpmuludq.
+  for (std::size_t l = 0; l < kAddGroup; l += 4) {
+    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(hashes + l));
+    const __m256i block =
+        _mm256_srli_epi64(_mm256_mul_epu32(_mm256_srli_epi64(h, 32), num_blocks), 32);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(out.block_bytes + l),
+                       _mm256_slli_epi64(block, 6));
+  }
+}
+
+// The AVX-512 mask in two 32-byte halves: each probe costs a broadcast from
+// the buffer, two vpsubd and two vpsrlvd, and the block two read-modify-writes.
+template <std::uint32_t kK>
+HWY_INLINE void or_key_mask(char* block, const std::uint32_t* positions) {
+  const __m256i top_lo = _mm256_set_epi32(255, 223, 191, 159, 127, 95, 63, 31);
+  const __m256i top_hi = _mm256_set_epi32(511, 479, 447, 415, 383, 351, 319, 287);
+  const __m256i bit31 = _mm256_set1_epi32(static_cast<std::int32_t>(0x80000000u));
+  __m256i lo = _mm256_setzero_si256();
+  __m256i hi = _mm256_setzero_si256();
+  for (std::uint32_t p = 0; p < kK; ++p) {
+    const __m256i a = _mm256_set1_epi32(static_cast<std::int32_t>(positions[p]));
+    lo = _mm256_or_si256(lo, _mm256_srlv_epi32(bit31, _mm256_sub_epi32(top_lo, a)));
+    hi = _mm256_or_si256(hi, _mm256_srlv_epi32(bit31, _mm256_sub_epi32(top_hi, a)));
+  }
+  auto* half = reinterpret_cast<__m256i*>(block);
+  _mm256_storeu_si256(half, _mm256_or_si256(_mm256_loadu_si256(half), lo));
+  _mm256_storeu_si256(half + 1, _mm256_or_si256(_mm256_loadu_si256(half + 1), hi));
+}
+#endif
+
+// Whether cacheline512 adds go in steps of eight keys (add_cacheline_groups).
+// AVX2 takes them only for filters that miss the cache (kPrefetch): there two
+// 32-byte read-modify-writes per key, in place of k word ones, keep more keys
+// in flight. Zen 5 guest, AVX2 pinned, k = 6, TSC cycles per key, median of
+// six alternated rounds' medians (kernel alone on pre-hashed keys; library
+// hash + add), word read-modify-writes against steps: 1 GiB 24.3 / 27.8
+// against 22.0 / 25.1; 32 MiB 21.5 / 24.1 against 19.6 / 23.1 (three
+// rounds); 2 MiB 9.1 / 12.1 against 8.6 / 11.7 (three rounds). In cache the
+// steps measured a little faster there too (256 KiB, hash + add: k = 6 11.2
+// against 10.5, k = 8 13.8 against 12.6, k = 1 and 16 alike), but they take
+// about 36 vector ALU operations per key at k = 6, 12 cycles on the three
+// vector ports of an Intel core without AVX-512: there the word
+// read-modify-writes stay until someone measures.
+template <bool kPrefetch>
+inline constexpr bool kAddInSteps = HWY_TARGET != HWY_AVX2 || kPrefetch;
+
 // Adds the first n - n % 8 keys; returns how many it added.
 template <bool kPrefetch, std::uint32_t kK>
 std::size_t add_cacheline_groups(const detail::BloomRef& f, const std::uint64_t* hashes,
@@ -167,7 +239,7 @@ std::size_t add_cacheline_groups(const detail::BloomRef& f, const std::uint64_t*
   const std::size_t groups = n / kAddGroup;
   if (groups == 0) return 0;
   char* const words = reinterpret_cast<char*>(f.words);
-  const __m512i num_blocks = _mm512_set1_epi64(static_cast<long long>(f.num_blocks));
+  const BlockCountVec num_blocks = broadcast_block_count(f.num_blocks);
   AddGroupOffsets<kK> offsets[2];
   if constexpr (kPrefetch) prefetch_first<true>(f, hashes, n);
   add_group_offsets<kK>(hashes, num_blocks, offsets[0]);
@@ -189,10 +261,8 @@ std::size_t add_cacheline_groups(const detail::BloomRef& f, const std::uint64_t*
   return groups * kAddGroup;
 }
 #else
-template <bool kPrefetch, std::uint32_t kK>
-std::size_t add_cacheline_groups(const detail::BloomRef&, const std::uint64_t*, std::size_t) {
-  return 0;  // the per-key loop adds every key
-}
+template <bool kPrefetch>
+inline constexpr bool kAddInSteps = false;  // the per-key loop adds every key
 #endif
 
 // kK: the filter's k, compiled in (parquet_sbbf's is always 8).
@@ -200,7 +270,7 @@ template <bool kPrefetch, BloomLayout kLayout, std::uint32_t kK>
 void add_loop(const detail::BloomRef& f, const std::uint64_t* hashes, std::size_t n) {
   constexpr std::uint32_t kWords =
       kLayout == BloomLayout::Cacheline512 ? layout::kCachelineWords : layout::kSbbfWords;
-  if constexpr (kLayout == BloomLayout::Cacheline512) {
+  if constexpr (kLayout == BloomLayout::Cacheline512 && kAddInSteps<kPrefetch>) {
     const std::size_t added = add_cacheline_groups<kPrefetch, kK>(f, hashes, n);
     hashes += added;
     n -= added;
