@@ -132,10 +132,9 @@ std::uint64_t hash_pass(const Engine& engine, const Keys& keys, HashSpec spec, u
   // the same L1-resident chunks that the bulk calls hash into, with nothing
   // done to the hashes but what keeps them from being optimised away.
   std::vector<std::uint64_t> acc(std::max(1u, threads), 0);
-  detail::for_each_hash_chunk(kernels_of(engine), keys.batch(), spec, std::max(1u, threads),
-                              [&](unsigned w, std::size_t, const std::uint64_t* h, std::size_t c) {
-                                acc[w] ^= h[0] ^ h[c - 1];
-                              });
+  detail::for_each_hash_chunk(
+      kernels_of(engine), keys.batch(), spec, std::max(1u, threads),
+      [&](unsigned w, std::size_t, const std::uint64_t* h, std::size_t c, std::size_t) { acc[w] ^= h[0] ^ h[c - 1]; });
   std::uint64_t out = 0;
   for (std::uint64_t a : acc) out ^= a;
   return out;

@@ -235,13 +235,14 @@ inline constexpr bool kAddInSteps = HWY_TARGET != HWY_AVX2 || kPrefetch;
 // Adds the first n - n % 8 keys; returns how many it added.
 template <bool kPrefetch, std::uint32_t kK>
 std::size_t add_cacheline_groups(const detail::BloomRef& f, const std::uint64_t* hashes,
-                                 std::size_t n) {
+                                 std::size_t n, std::size_t ahead) {
   const std::size_t groups = n / kAddGroup;
   if (groups == 0) return 0;
   char* const words = reinterpret_cast<char*>(f.words);
   const BlockCountVec num_blocks = broadcast_block_count(f.num_blocks);
   AddGroupOffsets<kK> offsets[2];
-  if constexpr (kPrefetch) prefetch_first<true>(f, hashes, n);
+  const std::size_t prefetch_end = n + ahead;
+  if constexpr (kPrefetch) prefetch_first<true>(f, hashes, prefetch_end);
   add_group_offsets<kK>(hashes, num_blocks, offsets[0]);
   for (std::size_t g = 0; g < groups; ++g) {
     const std::size_t i = g * kAddGroup;
@@ -250,7 +251,7 @@ std::size_t add_cacheline_groups(const detail::BloomRef& f, const std::uint64_t*
     prefetch_stream(hashes + i);
     for (std::size_t l = 0; l < kAddGroup; ++l) {
       if constexpr (kPrefetch) {
-        if (i + l + kPrefetchDistance < n)
+        if (i + l + kPrefetchDistance < prefetch_end)
           prefetch_block<true>(f, hashes[i + l + kPrefetchDistance]);
       }
       char* block = words + now.block_bytes[l];
@@ -267,20 +268,23 @@ inline constexpr bool kAddInSteps = false;  // the per-key loop adds every key
 
 // kK: the filter's k, compiled in (parquet_sbbf's is always 8).
 template <bool kPrefetch, BloomLayout kLayout, std::uint32_t kK>
-void add_loop(const detail::BloomRef& f, const std::uint64_t* hashes, std::size_t n) {
+void add_loop(const detail::BloomRef& f, const std::uint64_t* hashes, std::size_t n,
+              std::size_t ahead) {
   constexpr std::uint32_t kWords =
       kLayout == BloomLayout::Cacheline512 ? layout::kCachelineWords : layout::kSbbfWords;
   if constexpr (kLayout == BloomLayout::Cacheline512 && kAddInSteps<kPrefetch>) {
-    const std::size_t added = add_cacheline_groups<kPrefetch, kK>(f, hashes, n);
+    const std::size_t added = add_cacheline_groups<kPrefetch, kK>(f, hashes, n, ahead);
     hashes += added;
     n -= added;
   }
   std::uint32_t* const words = f.words;  // copies: the word stores may alias f
   const std::uint64_t num_blocks = f.num_blocks;
-  if constexpr (kPrefetch) prefetch_first<true>(f, hashes, n);
+  const std::size_t prefetch_end = n + ahead;
+  if constexpr (kPrefetch) prefetch_first<true>(f, hashes, prefetch_end);
   for (std::size_t i = 0; i < n; ++i) {
     if constexpr (kPrefetch) {
-      if (i + kPrefetchDistance < n) prefetch_block<true>(f, hashes[i + kPrefetchDistance]);
+      if (i + kPrefetchDistance < prefetch_end)
+        prefetch_block<true>(f, hashes[i + kPrefetchDistance]);
     }
     if (i % 8 == 0) prefetch_stream(hashes + i);
     const std::uint64_t h = hashes[i];
@@ -299,7 +303,7 @@ void add_loop(const detail::BloomRef& f, const std::uint64_t* hashes, std::size_
   }
 }
 
-using AddLoop = void (*)(const detail::BloomRef&, const std::uint64_t*, std::size_t);
+using AddLoop = void (*)(const detail::BloomRef&, const std::uint64_t*, std::size_t, std::size_t);
 
 // cacheline512 add loops for k = 1..16 (index k - 1), k compiled in.
 template <bool kPrefetch, std::uint32_t... kKs>
@@ -308,17 +312,18 @@ constexpr std::array<AddLoop, sizeof...(kKs)> cacheline_add_loops(
   return {&add_loop<kPrefetch, BloomLayout::Cacheline512, kKs + 1>...};
 }
 
-inline void bloom_add(const detail::BloomRef& f, const std::uint64_t* hashes, std::size_t n) {
+inline void bloom_add(const detail::BloomRef& f, const std::uint64_t* hashes, std::size_t n,
+                      std::size_t ahead) {
   static constexpr auto kCachelineLoops = cacheline_add_loops<false>(
       std::make_integer_sequence<std::uint32_t, layout::kMaxCachelineK>());
   static constexpr auto kCachelinePrefetchLoops = cacheline_add_loops<true>(
       std::make_integer_sequence<std::uint32_t, layout::kMaxCachelineK>());
   const bool prefetch = filter_bytes(f) >= detail::kBloomPrefetchMinBytes;
   if (f.layout == BloomLayout::Cacheline512) {
-    return (prefetch ? kCachelinePrefetchLoops : kCachelineLoops)[f.k - 1](f, hashes, n);
+    return (prefetch ? kCachelinePrefetchLoops : kCachelineLoops)[f.k - 1](f, hashes, n, ahead);
   }
-  return prefetch ? add_loop<true, BloomLayout::ParquetSbbf, layout::kSbbfK>(f, hashes, n)
-                  : add_loop<false, BloomLayout::ParquetSbbf, layout::kSbbfK>(f, hashes, n);
+  return prefetch ? add_loop<true, BloomLayout::ParquetSbbf, layout::kSbbfK>(f, hashes, n, ahead)
+                  : add_loop<false, BloomLayout::ParquetSbbf, layout::kSbbfK>(f, hashes, n, ahead);
 }
 #endif  // HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
 

@@ -32,7 +32,7 @@ using DSbbf = hn::CappedTag<std::uint32_t, layout::kSbbfWords>;
 
 // Filters of detail::kBloomPrefetchMinBytes or more miss the cache: prefetch
 // the block of the key this many keys ahead so that many misses are in flight.
-inline constexpr std::size_t kPrefetchDistance = 32;  // 16..48 measured alike on 1 GiB
+inline constexpr std::size_t kPrefetchDistance = detail::kBloomPrefetchKeysAhead;
 
 HWY_INLINE std::uint64_t filter_bytes(const detail::BloomRef& f) {
   return f.num_blocks * layout::block_bytes(f.layout);
@@ -52,12 +52,13 @@ HWY_INLINE void prefetch_block(const detail::BloomRef& f, std::uint64_t h) {
   hwy::Prefetch(p);
 }
 
-// The first keys of a chunk have nobody ahead of them to prefetch their blocks:
-// issue those misses together before the loop, so they overlap too.
+// The first keys of a call have nobody ahead of them to prefetch their blocks
+// (unless the call before had them `ahead`): issue those misses together before
+// the loop, so they overlap too. `end`: the keys' count plus ahead.
 template <bool kWrite>
 HWY_INLINE void prefetch_first(const detail::BloomRef& f, const std::uint64_t* hashes,
-                               std::size_t n) {
-  const std::size_t m = n < kPrefetchDistance ? n : kPrefetchDistance;
+                               std::size_t end) {
+  const std::size_t m = end < kPrefetchDistance ? end : kPrefetchDistance;
   for (std::size_t i = 0; i < m; ++i) prefetch_block<kWrite>(f, hashes[i]);
 }
 

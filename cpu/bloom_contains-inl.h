@@ -112,12 +112,15 @@ HWY_INLINE bool sbbf_test(const std::uint32_t* block, std::uint64_t h) {
 // it gets the hash's address so that a kernel can broadcast from memory.
 template <bool kPrefetch, bool kStore, std::uint32_t kWords, class Test>
 HWY_INLINE std::uint64_t contains_each(const detail::BloomRef& f, const std::uint64_t* hashes,
-                                       std::size_t n, std::uint8_t* out, const Test& test) {
-  if constexpr (kPrefetch) prefetch_first<false>(f, hashes, n);
+                                       std::size_t n, std::size_t ahead, std::uint8_t* out,
+                                       const Test& test) {
+  const std::size_t prefetch_end = n + ahead;
+  if constexpr (kPrefetch) prefetch_first<false>(f, hashes, prefetch_end);
   std::uint64_t hits = 0;
   for (std::size_t i = 0; i < n; ++i) {
     if constexpr (kPrefetch) {
-      if (i + kPrefetchDistance < n) prefetch_block<false>(f, hashes[i + kPrefetchDistance]);
+      if (i + kPrefetchDistance < prefetch_end)
+        prefetch_block<false>(f, hashes[i + kPrefetchDistance]);
     }
     if (i % 8 == 0) prefetch_stream(hashes + i);
     const bool hit =
@@ -130,16 +133,16 @@ HWY_INLINE std::uint64_t contains_each(const detail::BloomRef& f, const std::uin
 
 template <bool kPrefetch, bool kStore, BloomLayout kLayout>
 std::uint64_t contains_loop(const detail::BloomRef& f, const std::uint64_t* hashes, std::size_t n,
-                            std::uint8_t* out) {
+                            std::size_t ahead, std::uint8_t* out) {
   if constexpr (kLayout == BloomLayout::Cacheline512) {
     const LiveProbes live(f.k);
     return contains_each<kPrefetch, kStore, layout::kCachelineWords>(
-        f, hashes, n, out, [&](const std::uint32_t* block, const std::uint64_t* h) {
+        f, hashes, n, ahead, out, [&](const std::uint32_t* block, const std::uint64_t* h) {
           return cacheline_test(block, *h, f.k, live);
         });
   } else {
     return contains_each<kPrefetch, kStore, layout::kSbbfWords>(
-        f, hashes, n, out,
+        f, hashes, n, ahead, out,
         [](const std::uint32_t* block, const std::uint64_t* h) { return sbbf_test(block, *h); });
   }
 }
@@ -164,7 +167,7 @@ inline constexpr std::size_t kK8Group = 8;  // keys per loop step: one vector of
 
 template <bool kPrefetch, bool kStore>
 std::uint64_t contains_cacheline_k8(const detail::BloomRef& f, const std::uint64_t* hashes,
-                                    std::size_t n, std::uint8_t* out) {
+                                    std::size_t n, std::size_t ahead, std::uint8_t* out) {
   const __m512i salt = _mm512_broadcast_i32x8(
       _mm256_loadu_si256(reinterpret_cast<const __m256i*>(layout::kBloomSalt)));
   // Key B's positions + 512: its word indices land in 16..31, the same bits.
@@ -174,13 +177,14 @@ std::uint64_t contains_cacheline_k8(const detail::BloomRef& f, const std::uint64
   const auto live = static_cast<__mmask16>(((1u << f.k) - 1) * 0x0101u);
   __m512i pick[kK8Group / 2];
   for (int j = 0; j < 4; ++j) pick[j] = key_pair_pick(j);
-  if constexpr (kPrefetch) prefetch_first<false>(f, hashes, n);
+  const std::size_t prefetch_end = n + ahead;
+  if constexpr (kPrefetch) prefetch_first<false>(f, hashes, prefetch_end);
   std::uint64_t hits = 0;
   std::size_t i = 0;
   for (; i + kK8Group <= n; i += kK8Group) {
     if constexpr (kPrefetch) {
-      for (std::size_t a = i + kPrefetchDistance; a < i + kPrefetchDistance + kK8Group && a < n;
-           ++a)
+      for (std::size_t a = i + kPrefetchDistance;
+           a < i + kPrefetchDistance + kK8Group && a < prefetch_end; ++a)
         prefetch_block<false>(f, hashes[a]);
     }
     prefetch_stream(hashes + i);  // pre-hashed keys come straight from memory
@@ -212,7 +216,7 @@ std::uint64_t contains_cacheline_k8(const detail::BloomRef& f, const std::uint64
       _mm_storel_epi64(reinterpret_cast<__m128i*>(out + i), _mm_maskz_set1_epi8(present, 1));
   }
   // The last n % 8 keys, one at a time.
-  return hits + contains_loop<false, kStore, BloomLayout::Cacheline512>(f, hashes + i, n - i,
+  return hits + contains_loop<false, kStore, BloomLayout::Cacheline512>(f, hashes + i, n - i, ahead,
                                                                         kStore ? out + i : nullptr);
 }
 #elif HWY_TARGET == HWY_AVX2
@@ -228,14 +232,14 @@ inline constexpr bool kCachelineK8Kernel = true;
 
 template <bool kPrefetch, bool kStore>
 std::uint64_t contains_cacheline_k8(const detail::BloomRef& f, const std::uint64_t* hashes,
-                                    std::size_t n, std::uint8_t* out) {
+                                    std::size_t n, std::size_t ahead, std::uint8_t* out) {
   const __m256i salt = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(layout::kBloomSalt));
   const LiveProbes live_lanes(f.k);
   const __m256i live_one = _mm256_and_si256(
       _mm256_load_si256(reinterpret_cast<const __m256i*>(live_lanes.lane)), _mm256_set1_epi32(1));
   const __m256i bit_of = _mm256_set1_epi32(31);
   return contains_each<kPrefetch, kStore, layout::kCachelineWords>(
-      f, hashes, n, out, [&](const std::uint32_t* block, const std::uint64_t* h) {
+      f, hashes, n, ahead, out, [&](const std::uint32_t* block, const std::uint64_t* h) {
         const __m256i product =
             _mm256_mullo_epi32(_mm256_broadcastd_epi32(_mm_loadu_si32(h)), salt);
         const __m256i word = _mm256_srli_epi32(product, 28);  // vpermd reads its low 3 bits
@@ -254,31 +258,31 @@ std::uint64_t contains_cacheline_k8(const detail::BloomRef& f, const std::uint64
 inline constexpr bool kCachelineK8Kernel = false;
 template <bool kPrefetch, bool kStore>
 std::uint64_t contains_cacheline_k8(const detail::BloomRef&, const std::uint64_t*, std::size_t,
-                                    std::uint8_t*) {
+                                    std::size_t, std::uint8_t*) {
   return 0;  // never called: kCachelineK8Kernel is false
 }
 #endif
 
 template <bool kPrefetch, bool kStore>
 std::uint64_t contains_layout(const detail::BloomRef& f, const std::uint64_t* hashes, std::size_t n,
-                              std::uint8_t* out) {
+                              std::size_t ahead, std::uint8_t* out) {
   if (kCachelineK8Kernel && f.layout == BloomLayout::Cacheline512 && f.k <= 8) {
-    return contains_cacheline_k8<kPrefetch, kStore>(f, hashes, n, out);
+    return contains_cacheline_k8<kPrefetch, kStore>(f, hashes, n, ahead, out);
   }
   return f.layout == BloomLayout::Cacheline512
-             ? contains_loop<kPrefetch, kStore, BloomLayout::Cacheline512>(f, hashes, n, out)
-             : contains_loop<kPrefetch, kStore, BloomLayout::ParquetSbbf>(f, hashes, n, out);
+             ? contains_loop<kPrefetch, kStore, BloomLayout::Cacheline512>(f, hashes, n, ahead, out)
+             : contains_loop<kPrefetch, kStore, BloomLayout::ParquetSbbf>(f, hashes, n, ahead, out);
 }
 
 inline std::uint64_t bloom_contains(const detail::BloomRef& f, const std::uint64_t* hashes,
-                                    std::size_t n, std::uint8_t* out) {
+                                    std::size_t n, std::size_t ahead, std::uint8_t* out) {
   const bool prefetch = filter_bytes(f) >= detail::kBloomPrefetchMinBytes;
   if (prefetch) {
-    return out != nullptr ? contains_layout<true, true>(f, hashes, n, out)
-                          : contains_layout<true, false>(f, hashes, n, out);
+    return out != nullptr ? contains_layout<true, true>(f, hashes, n, ahead, out)
+                          : contains_layout<true, false>(f, hashes, n, ahead, out);
   }
-  return out != nullptr ? contains_layout<false, true>(f, hashes, n, out)
-                        : contains_layout<false, false>(f, hashes, n, out);
+  return out != nullptr ? contains_layout<false, true>(f, hashes, n, ahead, out)
+                        : contains_layout<false, false>(f, hashes, n, ahead, out);
 }
 
 #endif  // HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128

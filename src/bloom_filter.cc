@@ -182,18 +182,19 @@ void BloomFilter::add(const Keys& keys, Backend backend) {
   if (shared) {
     detail::for_each_exchanged_hash_chunk(
         *c.kernels, kb, hash_, workers, num_blocks_,
-        [&](const std::uint64_t* h, std::size_t n) { c.kernels->bloom_add(f, h, n); });
+        [&](const std::uint64_t* h, std::size_t n) { c.kernels->bloom_add(f, h, n, 0); });
   } else {
     // Worker 0 fills the filter; each extra worker (cache-sized filters only)
     // a private copy, ORed in at the end: cheaper than sorting hashes by owner
     // when the copy is small.
     WorkerCopies copies(f, storage_.size(), workers - 1, WorkerCopies::Start::kZeros);
+    const detail::BloomChunks chunks = detail::bloom_chunks(storage_.size(), kb.kind);
     detail::for_each_hash_chunk(
         *c.kernels, kb, hash_, workers,
-        [&](unsigned w, std::size_t, const std::uint64_t* h, std::size_t n) {
-          c.kernels->bloom_add(copies.ref_for(w), h, n);
+        [&](unsigned w, std::size_t, const std::uint64_t* h, std::size_t n, std::size_t ahead) {
+          c.kernels->bloom_add(copies.ref_for(w), h, n, ahead);
         },
-        detail::bloom_hash_chunk(storage_.size(), kb.kind));
+        chunks.keys, chunks.ahead);
     copies.or_into_filter();
   }
   detail::note_served(c.backend, c.target);
@@ -213,12 +214,13 @@ void BloomFilter::contains(const Keys& keys, std::span<std::uint8_t> out, Backen
   const unsigned workers = detail::workers_for(kb.n);
   WorkerCopies copies = query_copies(ref_of(const_cast<std::uint8_t*>(storage_.data()), num_blocks_, k_, layout_),
                                      storage_.size(), workers, kb.n);
+  const detail::BloomChunks chunks = detail::bloom_chunks(storage_.size(), kb.kind);
   detail::for_each_hash_chunk(
       *c.kernels, kb, hash_, workers,
-      [&](unsigned w, std::size_t first, const std::uint64_t* h, std::size_t n) {
-        c.kernels->bloom_contains(copies.ref_for(w), h, n, out.data() + first);
+      [&](unsigned w, std::size_t first, const std::uint64_t* h, std::size_t n, std::size_t ahead) {
+        c.kernels->bloom_contains(copies.ref_for(w), h, n, ahead, out.data() + first);
       },
-      detail::bloom_hash_chunk(storage_.size(), kb.kind));
+      chunks.keys, chunks.ahead);
   detail::note_served(c.backend, c.target);
 }
 
@@ -231,12 +233,13 @@ std::uint64_t BloomFilter::count(const Keys& keys, Backend backend) const {
   std::vector<std::uint64_t> hits(workers, 0);
   WorkerCopies copies = query_copies(ref_of(const_cast<std::uint8_t*>(storage_.data()), num_blocks_, k_, layout_),
                                      storage_.size(), workers, kb.n);
+  const detail::BloomChunks chunks = detail::bloom_chunks(storage_.size(), kb.kind);
   detail::for_each_hash_chunk(
       *c.kernels, kb, hash_, workers,
-      [&](unsigned w, std::size_t, const std::uint64_t* h, std::size_t n) {
-        hits[w] += c.kernels->bloom_contains(copies.ref_for(w), h, n, nullptr);
+      [&](unsigned w, std::size_t, const std::uint64_t* h, std::size_t n, std::size_t ahead) {
+        hits[w] += c.kernels->bloom_contains(copies.ref_for(w), h, n, ahead, nullptr);
       },
-      detail::bloom_hash_chunk(storage_.size(), kb.kind));
+      chunks.keys, chunks.ahead);
   detail::note_served(c.backend, c.target);
   std::uint64_t total = 0;
   for (std::uint64_t x : hits) total += x;

@@ -15,25 +15,40 @@ namespace probkit::detail {
 
 inline constexpr std::size_t kHashChunk = 1024;  // 8 KiB of hashes
 
-// Keys per chunk for a Bloom filter of `filter_bytes`. Fixed-width keys into a filter
-// in the cache get short chunks: the kernel touches one filter line per key,
-// and 1024 keys' lines (64 KiB) pushed the next chunk's keys (and, then,
-// AVX-512 add's 32 KiB bit table) out of a 48 KiB L1. Zen 5 guest, 256 KiB
-// filter, AVX3_DL, TSC cycles per key, medians of 30-40 alternated passes
-// over 2^20 keys, 256 against 1024 keys per chunk: u64 cacheline512 contains
-// 2.39 against 2.95 (128: 2.36, 512: 3.04), add 7.10 against 7.64 (since the
-// add builds its masks in registers, min / median of 12-20 passes 4.09 / 5.10
+// How for_each_hash_chunk feeds a Bloom kernel: keys per chunk, and how many
+// hashes of the next keys ride along.
+struct BloomChunks {
+  std::size_t keys;
+  std::size_t ahead;
+};
+
+// Fixed-width keys go in short chunks. Into a filter in the cache, because the
+// kernel touches one filter line per key, and 1024 keys' lines (64 KiB) pushed
+// the next chunk's keys out of a 48 KiB L1. Zen 5 guest, 256 KiB filter,
+// AVX3_DL, TSC cycles per key, medians of 30-40 alternated passes over 2^20
+// keys, 256 against 1024 keys per chunk: u64 cacheline512 contains 2.39
+// against 2.95 (128: 2.36, 512: 3.04), add 7.10 against 7.64 (since the add
+// builds its masks in registers, min / median of 12-20 passes 4.09 / 5.10
 // against 5.37 / 6.07); parquet_sbbf contains 3.69 against 4.38, add 2.70
-// against 3.22. 16-byte strings went the other way (cacheline512 contains
-// 7.58 against 6.61, parquet_sbbf add 6.94 against 6.45: the string hash
-// pays per call), and pre-hashed keys are not copied at all: both keep
-// kHashChunk. So does a filter that misses the cache: its kernels' prefetch
-// pipelines restart with each chunk (1 GiB contains: 25.6 at 256 against
-// 24.8).
-inline constexpr std::size_t kCachedBloomChunk = 256;
-inline std::size_t bloom_hash_chunk(std::uint64_t filter_bytes, KeyKind kind) {
+// against 3.22. Into a filter that misses the cache, because each chunk also
+// carries the hashes of the next kBloomPrefetchKeysAhead keys, whose blocks the kernel
+// prefetches as it ends: those misses are in flight while the next chunk is
+// hashed, where without them the kernel's prefetch pipeline restarted with
+// each chunk (256 keys without hashes ahead were slower than 1024). Same
+// guest, u64, k = 6, min / median TSC cycles per key of 20-24 alternated
+// passes, 1024 keys without hashes ahead against 256 with: 1 GiB add 19.2-19.5
+// / 19.7-23.8 against 18.6-19.0 / 19.1-23.2, contains 16.9-17.1 / 17.5-20.2
+// against 16.2-16.4 / 16.5-19.2 (128 and 512 keys between); 32 MiB add 19.1 /
+// 21.0 against 17.2 / 20.2, contains 13.2 / 15.0 against 12.6 / 14.2; AVX2
+// pinned, 1 GiB, 2-4% faster. 16-byte strings went the other way at both
+// sizes (in cache, cacheline512 contains 7.58 against 6.61, parquet_sbbf add
+// 6.94 against 6.45; at 1 GiB add 22.8 against 21.9: the string hash pays per
+// call), and pre-hashed keys are not copied at all: both keep kHashChunk.
+inline constexpr std::size_t kFixedWidthBloomChunk = 256;
+inline BloomChunks bloom_chunks(std::uint64_t filter_bytes, KeyKind kind) {
   const bool fixed_width = kind == KeyKind::U32 || kind == KeyKind::U64;
-  return fixed_width && filter_bytes < kBloomPrefetchMinBytes ? kCachedBloomChunk : kHashChunk;
+  return {fixed_width ? kFixedWidthBloomChunk : kHashChunk,
+          filter_bytes >= kBloomPrefetchMinBytes ? kBloomPrefetchKeysAhead : 0};
 }
 
 // The hashes of keys [first, first + count): pre-hashed keys where they are,
@@ -45,38 +60,69 @@ inline const std::uint64_t* chunk_hashes(const CpuKernels& kernels, const KeyBat
   return buf;
 }
 
-// fn(unsigned worker, std::size_t first_key, std::size_t count, std::uint64_t* buf):
-// the keys split over workers (worker 0 alone when workers <= 1 or n < 2),
-// each worker's share in chunks of at most `chunk` (<= kHashChunk) keys, with
-// buf that worker's L1-resident scratch of kHashChunk hashes.
+// fn(unsigned worker, std::size_t lo, std::size_t hi): keys [0, n) split over
+// the workers in contiguous shares (worker 0 alone when workers <= 1 or n < 2).
 template <class Fn>
-void for_each_key_chunk(std::size_t n, unsigned workers, Fn&& fn, std::size_t chunk = kHashChunk) {
-  chunk = std::clamp<std::size_t>(chunk, 1, kHashChunk);
-  auto run = [&](unsigned worker, std::size_t lo, std::size_t hi) {
-    alignas(64) std::uint64_t buf[kHashChunk];
-    for (std::size_t s = lo; s < hi; s += chunk) fn(worker, s, std::min(chunk, hi - s), buf);
-  };
+void for_each_worker_share(std::size_t n, unsigned workers, Fn&& fn) {
   if (workers <= 1 || n < 2) {
-    run(0, 0, n);
+    fn(0u, std::size_t{0}, n);
     return;
   }
   const std::size_t per = (n + workers - 1) / workers;
   run_workers(workers, [&](unsigned w) {
     const std::size_t lo = std::min(n, w * per);
-    run(w, lo, std::min(n, lo + per));
+    fn(w, lo, std::min(n, lo + per));
   });
 }
 
-// fn(unsigned worker, std::size_t first_key, const std::uint64_t* hashes, std::size_t count)
+// fn(unsigned worker, std::size_t first_key, std::size_t count, std::uint64_t* buf):
+// each worker's share in chunks of at most `chunk` (<= kHashChunk) keys, with
+// buf that worker's L1-resident scratch of kHashChunk hashes.
+template <class Fn>
+void for_each_key_chunk(std::size_t n, unsigned workers, Fn&& fn, std::size_t chunk = kHashChunk) {
+  chunk = std::clamp<std::size_t>(chunk, 1, kHashChunk);
+  for_each_worker_share(n, workers, [&](unsigned worker, std::size_t lo, std::size_t hi) {
+    alignas(64) std::uint64_t buf[kHashChunk];
+    for (std::size_t s = lo; s < hi; s += chunk) fn(worker, s, std::min(chunk, hi - s), buf);
+  });
+}
+
+// fn(unsigned worker, std::size_t first_key, const std::uint64_t* hashes,
+//    std::size_t count, std::size_t ahead): each worker's share in chunks of at
+// most `chunk` (<= kHashChunk) keys, and hashes[count, count + ahead) those of
+// the worker's next keys, up to `max_ahead` (<= kBloomPrefetchKeysAhead) of them. A
+// chunk's own keys and those ahead are hashed before fn sees it; the rest of
+// the next chunk after fn returns, so a kernel that prefetched the blocks of
+// the keys ahead has those misses in flight while the hashing runs.
 template <class Fn>
 void for_each_hash_chunk(const CpuKernels& kernels, const KeyBatch& keys, HashSpec spec, unsigned workers, Fn&& fn,
-                         std::size_t chunk = kHashChunk) {
-  for_each_key_chunk(
-      keys.n, workers,
-      [&](unsigned worker, std::size_t s, std::size_t c, std::uint64_t* buf) {
-        fn(worker, s, chunk_hashes(kernels, keys, s, c, spec, buf), c);
-      },
-      chunk);
+                         std::size_t chunk = kHashChunk, std::size_t max_ahead = 0) {
+  chunk = std::clamp<std::size_t>(chunk, 1, kHashChunk);
+  max_ahead = std::min(max_ahead, kBloomPrefetchKeysAhead);
+  for_each_worker_share(keys.n, workers, [&](unsigned worker, std::size_t lo, std::size_t hi) {
+    if (keys.kind == KeyKind::Prehashed) {
+      const auto* hashes = static_cast<const std::uint64_t*>(keys.keys);
+      for (std::size_t s = lo; s < hi; s += chunk) {
+        const std::size_t c = std::min(chunk, hi - s);
+        fn(worker, s, hashes + s, c, std::min(max_ahead, hi - s - c));
+      }
+      return;
+    }
+    alignas(64) std::uint64_t buf[kHashChunk + kBloomPrefetchKeysAhead];
+    std::size_t have = 0;  // buf holds the hashes of keys [s, s + have)
+    for (std::size_t s = lo; s < hi;) {
+      const std::size_t c = std::min(chunk, hi - s);
+      const std::size_t want = std::min(c + max_ahead, hi - s);
+      if (want > have) {
+        kernels.hash(keys, s + have, want - have, spec, buf + have);
+        have = want;
+      }
+      fn(worker, s, static_cast<const std::uint64_t*>(buf), c, have - c);
+      std::copy(buf + c, buf + have, buf);
+      have -= c;
+      s += c;
+    }
+  });
 }
 
 }  // namespace probkit::detail

@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 #include <random>
+#include <span>
 #include <string>
 #include <thread>
 #include <utility>
@@ -147,6 +148,71 @@ TEST(ExchangedHashChunks, EachHashIsInsertedOnceByItsBlocksOwner) {
         std::vector<std::uint64_t> want = hashes;
         std::sort(want.begin(), want.end());
         EXPECT_EQ(all, want) << what;
+      }
+    }
+  }
+}
+
+// for_each_hash_chunk hands every key's hash exactly once, in key order within
+// each worker's share, and after each chunk the hashes of as many of the
+// worker's next keys as it may carry ahead (all it has, up to max_ahead): for
+// hashed and pre-hashed keys, chunks of one key up to kHashChunk, one and two
+// workers.
+TEST(HashChunks, EachKeyOnceAndTheNextKeysAhead) {
+  std::vector<std::uint64_t> raw(5003);
+  std::mt19937_64 rng(20261202);
+  for (auto& k : raw) k = rng();
+  const Keys hashed{std::span<const std::uint64_t>(raw)};
+  std::vector<std::uint64_t> want(raw.size());
+  scalar_kernels().hash(hashed.batch(), 0, raw.size(), HashSpec{}, want.data());
+  const Keys prehashed{Prehashed{want}};
+  for (const Keys* keys : {&hashed, &prehashed}) {
+    for (unsigned workers : {1u, 2u}) {
+      for (std::size_t chunk : {std::size_t{1}, std::size_t{7}, std::size_t{256}, kHashChunk}) {
+        for (std::size_t max_ahead : {std::size_t{0}, std::size_t{1}, std::size_t{5}, kBloomPrefetchKeysAhead}) {
+          const std::string what = std::string(keys == &hashed ? "u64" : "prehashed") + " workers " +
+                                   std::to_string(workers) + " chunk " + std::to_string(chunk) + " ahead " +
+                                   std::to_string(max_ahead);
+          struct Chunk {
+            std::size_t first, count, ahead;
+          };
+          std::mutex mutex;
+          std::map<unsigned, std::vector<Chunk>> chunks;  // by worker, in the order handed
+          bool hashes_ok = true;
+          std::string first_error;
+          for_each_hash_chunk(
+              scalar_kernels(), keys->batch(), HashSpec{}, workers,
+              [&](unsigned w, std::size_t first, const std::uint64_t* h, std::size_t count, std::size_t ahead) {
+                std::lock_guard lock(mutex);
+                chunks[w].push_back({first, count, ahead});
+                for (std::size_t i = 0; i < count + ahead && first + i < raw.size(); ++i) {
+                  if (h[i] != want[first + i] && hashes_ok) {
+                    hashes_ok = false;
+                    first_error = "wrong hash " + std::to_string(i) + " of the chunk at key " + std::to_string(first);
+                  }
+                }
+              },
+              chunk, max_ahead);
+          ASSERT_TRUE(hashes_ok) << first_error << "; " << what;
+          std::vector<int> seen(raw.size(), 0);
+          std::size_t share_begin = 0;
+          for (const auto& [w, mine] : chunks) {
+            ASSERT_EQ(mine.front().first, share_begin) << "worker " << w << "; " << what;
+            const std::size_t share_end = mine.back().first + mine.back().count;
+            std::size_t expect_first = share_begin;
+            for (const Chunk& c : mine) {
+              ASSERT_EQ(c.first, expect_first) << "worker " << w << "; " << what;
+              ASSERT_TRUE(c.count >= 1 && c.count <= chunk) << c.count << "; " << what;
+              ASSERT_EQ(c.ahead, std::min(max_ahead, share_end - c.first - c.count))
+                  << "chunk at key " << c.first << "; " << what;
+              for (std::size_t i = c.first; i < c.first + c.count; ++i) ++seen[i];
+              expect_first = c.first + c.count;
+            }
+            share_begin = share_end;
+          }
+          ASSERT_EQ(share_begin, raw.size()) << what;
+          for (std::size_t i = 0; i < raw.size(); ++i) ASSERT_EQ(seen[i], 1) << "key " << i << "; " << what;
+        }
       }
     }
   }

@@ -12,9 +12,14 @@
 namespace probkit::detail {
 
 // Bloom filters of at least this many bytes miss the cache: the kernels
-// prefetch their blocks some keys ahead, and the bulk driver hands them long
-// chunks of hashes so that those pipelines rarely restart (src/bulk.hpp).
+// prefetch their blocks some keys ahead, and the bulk driver hands each chunk
+// of hashes the next keys' too, so that those pipelines do not restart with
+// each chunk (src/bulk.hpp).
 inline constexpr std::uint64_t kBloomPrefetchMinBytes = std::uint64_t{1} << 20;
+// How many keys ahead they prefetch (16..48 measured alike on 1 GiB), and so
+// the most hashes of the next keys a chunk carries (CpuKernels::bloom_add's
+// `ahead`).
+inline constexpr std::size_t kBloomPrefetchKeysAhead = 32;
 
 struct BloomRef {
   std::uint32_t* words;
@@ -36,13 +41,17 @@ struct CpuKernels {
   // Prehashed.
   std::size_t (*hash_screened)(const KeyBatch& keys, std::size_t begin, std::size_t count, HashSpec spec,
                                std::uint64_t screen, std::uint64_t* passed);
-  // Sets the bits of n hashed keys. Never called by two threads on one block
-  // at once (src/bloom_filter.cc gives each worker its own blocks or copy).
-  void (*bloom_add)(const BloomRef& filter, const std::uint64_t* hashes, std::size_t n);
+  // Sets the bits of n hashed keys. hashes[n, n + ahead) are those the next
+  // call will take (ahead may be 0): a kernel that prefetches blocks may
+  // prefetch theirs as well, so that the next call starts with its misses in
+  // flight, and does nothing else with them. Never called by two threads on
+  // one block at once (src/bloom_filter.cc gives each worker its own blocks
+  // or copy).
+  void (*bloom_add)(const BloomRef& filter, const std::uint64_t* hashes, std::size_t n, std::size_t ahead);
   // out[i] = 1 if hashed key i may be present else 0 (out may be null);
-  // returns the number of 1s.
-  std::uint64_t (*bloom_contains)(const BloomRef& filter, const std::uint64_t* hashes,
-                                  std::size_t n, std::uint8_t* out);
+  // returns the number of 1s. `ahead` as for bloom_add.
+  std::uint64_t (*bloom_contains)(const BloomRef& filter, const std::uint64_t* hashes, std::size_t n, std::size_t ahead,
+                                  std::uint8_t* out);
   // registers[j] = max(registers[j], rank) for each hashed key. Every
   // register is >= floor (0 is always true): a backend may skip, without
   // reading its register, a key whose rank cannot exceed the floor.
