@@ -272,15 +272,20 @@ void add_loop(const detail::BloomRef& f, const std::uint64_t* hashes, std::size_
               std::size_t ahead) {
   constexpr std::uint32_t kWords =
       kLayout == BloomLayout::Cacheline512 ? layout::kCachelineWords : layout::kSbbfWords;
+  std::size_t added = 0;
   if constexpr (kLayout == BloomLayout::Cacheline512 && kAddInSteps<kPrefetch>) {
-    const std::size_t added = add_cacheline_groups<kPrefetch, kK>(f, hashes, n, ahead);
+    added = add_cacheline_groups<kPrefetch, kK>(f, hashes, n, ahead);
     hashes += added;
     n -= added;
   }
   std::uint32_t* const words = f.words;  // copies: the word stores may alias f
   const std::uint64_t num_blocks = f.num_blocks;
   const std::size_t prefetch_end = n + ahead;
-  if constexpr (kPrefetch) prefetch_first<true>(f, hashes, prefetch_end);
+  // After the steps, the last n % 8 keys' blocks are prefetched already: the
+  // steps reach kPrefetchDistance keys past their last key.
+  if constexpr (kPrefetch) {
+    if (added == 0) prefetch_first<true>(f, hashes, prefetch_end);
+  }
   for (std::size_t i = 0; i < n; ++i) {
     if constexpr (kPrefetch) {
       if (i + kPrefetchDistance < prefetch_end)
