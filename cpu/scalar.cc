@@ -64,6 +64,22 @@ void hll_add(std::uint8_t* registers, std::uint32_t p, const std::uint64_t* hash
   }
 }
 
+// Branch-free: half the hashes go each way, at random. Hash i goes to below[i
+// - m] and to above[m], and m counts it if it belongs above. GCC compiled a
+// second counter (t += above ? 0 : 1) to a branch that cost 1.4x in the whole
+// two-worker add.
+std::size_t partition_hashes(const std::uint64_t* hashes, std::size_t n, std::uint64_t split,
+                             std::uint64_t* below, std::uint64_t* above) {
+  std::size_t m = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t h = hashes[i];
+    above[m] = h;
+    below[i - m] = h;
+    m += static_cast<std::size_t>((h >> 32) >= split);
+  }
+  return m;
+}
+
 // Branch-free, so that it runs at memory speed even here (the compiler
 // vectorises it for the baseline target).
 template <class Offset>
@@ -83,7 +99,8 @@ bool offsets_in_order(const void* offsets, bool wide, std::size_t count, std::in
 
 // No hash_screened: the HLL driver hashes, then the HLL kernel screens.
 constexpr CpuKernels kScalar{&hash_keys_reference, nullptr,  &bloom_add,
-                             &bloom_contains,      &hll_add, &offsets_in_order};
+                             &bloom_contains,      &hll_add, &partition_hashes,
+                             &offsets_in_order};
 
 }  // namespace
 

@@ -11,13 +11,14 @@
 #include "hash_keys-inl.h"
 #include "hll-inl.h"
 #include "offsets-inl.h"
+#include "partition-inl.h"
 #include "probkit/detail/kernels.hpp"
 
 HWY_BEFORE_NAMESPACE();
 namespace probkit::cpu::HWY_NAMESPACE {
 #if HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
-const detail::CpuKernels kKernels{&hash_keys,      kHashScreened, &bloom_add,
-                                  &bloom_contains, &hll_add,      &offsets_in_order};
+const detail::CpuKernels kKernels{&hash_keys, kHashScreened,    &bloom_add,       &bloom_contains,
+                                  &hll_add,   kPartitionHashes, &offsets_in_order};
 #endif
 }  // namespace probkit::cpu::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();

@@ -217,13 +217,17 @@ inline std::size_t exchange_held_capacity(unsigned workers, std::size_t share) {
 // 22.9-26.9 against 24.1-26.2 in five runs; bloom_add 1 GiB at two threads,
 // the two benchmark programs alternated nine times, medians of five
 // repetitions 72.1-92.6 M keys/s (median 81.1) against 66.7-95.2 (84.6).
-// apply(const std::uint64_t* hashes, std::size_t count) inserts without atomics;
-// ring_capacity and held_capacity (powers of two; 0: exchange_ring_capacity,
+// apply(const std::uint64_t* hashes, std::size_t count, std::size_t ahead)
+// inserts hashes[0, count) without atomics; hashes[count, count + ahead), at
+// most max_ahead (<= kBloomPrefetchKeysAhead) of them, are the first the
+// worker inserts next, whose blocks the kernel may prefetch. ring_capacity
+// and held_capacity (powers of two; 0: exchange_ring_capacity,
 // exchange_held_capacity) are for tests.
 template <class Apply>
 void for_each_exchanged_hash_chunk(const CpuKernels& kernels, const KeyBatch& keys, HashSpec spec, unsigned workers,
-                                   std::uint64_t num_blocks, Apply&& apply, std::size_t ring_capacity = 0,
-                                   std::size_t held_capacity = 0) {
+                                   std::uint64_t num_blocks, Apply&& apply, std::size_t max_ahead = 0,
+                                   std::size_t ring_capacity = 0, std::size_t held_capacity = 0) {
+  max_ahead = std::min(max_ahead, kBloomPrefetchKeysAhead);
   workers = static_cast<unsigned>(std::min<std::uint64_t>({workers, num_blocks, kMaxExchangeWorkers}));
   workers = std::max(workers, 1u);
   if (ring_capacity == 0) ring_capacity = exchange_ring_capacity(workers);
@@ -246,18 +250,27 @@ void for_each_exchanged_hash_chunk(const CpuKernels& kernels, const KeyBatch& ke
     }
   }
   const bool oversubscribed = more_workers_than_cores(workers);
+  const auto partition =
+      kernels.partition_hashes != nullptr ? kernels.partition_hashes : scalar_kernels().partition_hashes;
   run_workers(workers, [&](unsigned w) {
     alignas(64) std::uint64_t buf[kHashChunk];     // the chunk's hashes, where hashing writes them
     alignas(64) std::uint64_t theirs[kHashChunk];  // the chunk's hashes for other workers, by worker
-    // Hashes of w's blocks not yet inserted: fewer than kHashChunk between
-    // chunks, so that a chunk's own hashes always fit, and each pop has room
-    // for at least one (insert_if_full empties it after any pop).
-    alignas(64) std::uint64_t inbox[2 * kHashChunk];
+    // Hashes of w's blocks not yet inserted: fewer than kHashChunk +
+    // max_ahead between chunks, so that a chunk's own hashes always fit, and
+    // each pop has room for at least one (insert_if_full leaves max_ahead
+    // after any pop). The last max_ahead of a full inbox stay for the next
+    // insertion and ride along with this one as its hashes ahead: their
+    // blocks' misses are in flight while w hashes and sorts the next chunk.
+    // 1-2% (Zen 5 guest, 1 GiB, u64, two workers, medians of 21 alternated
+    // calls of 2^20 keys, four runs: 12.7-13.2 against 12.9-13.5 TSC cycles
+    // per key; min 11.4-12.2 against 11.5-12.5).
+    alignas(64) std::uint64_t inbox[2 * kHashChunk + kBloomPrefetchKeysAhead];
     std::size_t waiting = 0;
     const auto insert_if_full = [&] {
-      if (waiting >= kHashChunk) {
-        apply(inbox, waiting);
-        waiting = 0;
+      if (waiting >= kHashChunk + max_ahead) {
+        apply(inbox, waiting - max_ahead, max_ahead);
+        std::copy_n(inbox + waiting - max_ahead, max_ahead, inbox);
+        waiting = max_ahead;
       }
     };
     // Takes in everything the other workers have handed w; returns how many.
@@ -286,23 +299,18 @@ void for_each_exchanged_hash_chunk(const CpuKernels& kernels, const KeyBatch& ke
       const std::uint64_t* h = chunk_hashes(kernels, keys, s, c, spec, buf);
       std::uint64_t* const own = inbox + waiting;
       if (workers == 2) {
-        // Branch-free: half the hashes are w's, at random, and GCC compiled a
-        // second counter (t += ours ? 0 : 1) to a branch that cost 1.4x in
-        // the whole add. Hash i goes to own[m] and to theirs[i - m], and m
-        // counts it if it is w's: worker 1's from h >> 32 = split on. The
-        // counting sort below took 1.08-1.16x as long in the whole add (TSC
-        // cycles per key, medians of 11-15 alternated runs, three runs: 32
-        // MiB u64 20.1-22.3 against 18.0-19.2, str16 21.2-24.3 against
-        // 19.3-21.9; 1 GiB u64 25.8-27.5 against 23.1-25.2).
+        // Worker 1's hashes are those from h >> 32 = split on. The counting
+        // sort below took 1.08-1.16x as long in the whole add as the scalar
+        // partition (TSC cycles per key, medians of 11-15 alternated runs,
+        // three runs: 32 MiB u64 20.1-22.3 against 18.0-19.2, str16
+        // 21.2-24.3 against 19.3-21.9; 1 GiB u64 25.8-27.5 against
+        // 23.1-25.2), and the vector partition takes 0.6 cycles per hash
+        // where the scalar one took 2.1 (Zen 5 guest, AVX3_DL, 1024 hashes
+        // in L1): 1 GiB u64 add, medians of 21 alternated calls of 2^20 keys,
+        // four runs, 12.8-13.5 against 13.8-14.3 per key.
         const std::uint64_t split = owner_of.first(1);
-        const bool w_is_1 = w == 1;
-        std::size_t m = 0;
-        for (std::size_t i = 0; i < c; ++i) {
-          const std::uint64_t x = h[i];
-          own[m] = x;
-          theirs[i - m] = x;
-          m += static_cast<std::size_t>(((x >> 32) >= split) == w_is_1);
-        }
+        const std::size_t above = partition(h, c, split, w == 0 ? own : theirs, w == 0 ? theirs : own);
+        const std::size_t m = w == 0 ? c - above : above;
         waiting += m;
         const unsigned other = 1 - w;
         first[other] = 0;
@@ -366,10 +374,13 @@ void for_each_exchanged_hash_chunk(const CpuKernels& kernels, const KeyBatch& ke
         if (!wait.spin()) std::this_thread::yield();
       }
     }
-    if (waiting != 0) apply(inbox, waiting);
+    if (waiting != 0) apply(inbox, waiting, std::size_t{0});
     // Every other worker has closed its ring to w (read with acquire above): what it held for w is final.
     for (unsigned from = 0; from < workers; ++from) {
-      if (from != w) held[from * workers + w]->for_each_piece(apply);
+      if (from != w) {
+        held[from * workers + w]->for_each_piece(
+            [&](const std::uint64_t* h, std::size_t n) { apply(h, n, std::size_t{0}); });
+      }
     }
   });
 }

@@ -182,7 +182,8 @@ void BloomFilter::add(const Keys& keys, Backend backend) {
   if (shared) {
     detail::for_each_exchanged_hash_chunk(
         *c.kernels, kb, hash_, workers, num_blocks_,
-        [&](const std::uint64_t* h, std::size_t n) { c.kernels->bloom_add(f, h, n, 0); });
+        [&](const std::uint64_t* h, std::size_t n, std::size_t ahead) { c.kernels->bloom_add(f, h, n, ahead); },
+        detail::bloom_chunks(storage_.size(), kb.kind).ahead);
   } else {
     // Worker 0 fills the filter; each extra worker (cache-sized filters only)
     // a private copy, ORed in at the end: cheaper than sorting hashes by owner

@@ -111,8 +111,9 @@ TEST(HashRing, CarriesEveryHashBetweenTwoThreads) {
 // that the receivers read most of them once the rings close: every hash is
 // inserted exactly once, by a thread that inserts only the hashes of one
 // worker's blocks, and the threads that insert are as many as the workers
-// (fewer where there are fewer blocks). Three and more workers on two cores
-// also run the oversubscribed (yielding) waits.
+// (fewer where there are fewer blocks). The hashes an insertion carries
+// ahead, at most max_ahead, are the first that thread inserts next. Three
+// and more workers on two cores also run the oversubscribed (yielding) waits.
 TEST(ExchangedHashChunks, EachHashIsInsertedOnceByItsBlocksOwner) {
   std::vector<std::uint64_t> hashes(100003);
   std::mt19937_64 rng(20261201);
@@ -122,32 +123,52 @@ TEST(ExchangedHashChunks, EachHashIsInsertedOnceByItsBlocksOwner) {
     for (unsigned workers : {2u, 3u, 5u}) {
       const unsigned used = static_cast<unsigned>(std::min<std::uint64_t>(workers, nb));
       for (auto [capacity, held] : {std::pair<std::size_t, std::size_t>{1, 1}, {1, 0}, {64, 1}, {64, 0}, {0, 0}}) {
-        const std::string what = "nb " + std::to_string(nb) + " workers " + std::to_string(workers) + " capacity " +
-                                 std::to_string(capacity) + " held " + std::to_string(held);
-        std::mutex mutex;
-        std::map<std::thread::id, std::vector<std::uint64_t>> inserted;
-        for_each_exchanged_hash_chunk(
-            scalar_kernels(), keys.batch(), HashSpec{}, workers, nb,
-            [&](const std::uint64_t* h, std::size_t n) {
-              std::lock_guard lock(mutex);
-              auto& mine = inserted[std::this_thread::get_id()];
-              mine.insert(mine.end(), h, h + n);
-            },
-            capacity, held);
-        ASSERT_EQ(inserted.size(), used) << what;
-        std::vector<std::uint64_t> all;
-        std::vector<bool> owner_seen(used, false);
-        for (const auto& [thread, mine] : inserted) {
-          const std::uint64_t owner = layout::block_index(mine.front(), nb) * used / nb;
-          EXPECT_FALSE(owner_seen[owner]) << "two threads inserted worker " << owner << "'s hashes; " << what;
-          owner_seen[owner] = true;
-          for (std::uint64_t h : mine) ASSERT_EQ(layout::block_index(h, nb) * used / nb, owner) << what;
-          all.insert(all.end(), mine.begin(), mine.end());
+        for (std::size_t max_ahead : {std::size_t{0}, std::size_t{5}, kBloomPrefetchKeysAhead}) {
+          const std::string what = "nb " + std::to_string(nb) + " workers " + std::to_string(workers) + " capacity " +
+                                   std::to_string(capacity) + " held " + std::to_string(held) + " ahead " +
+                                   std::to_string(max_ahead);
+          std::mutex mutex;
+          std::map<std::thread::id, std::vector<std::uint64_t>> inserted;
+          // Per thread, the hashes its last insertion carried ahead, to be the first it inserts next.
+          std::map<std::thread::id, std::vector<std::uint64_t>> promised;
+          bool ahead_ok = true;
+          std::string first_error;
+          for_each_exchanged_hash_chunk(
+              scalar_kernels(), keys.batch(), HashSpec{}, workers, nb,
+              [&](const std::uint64_t* h, std::size_t n, std::size_t ahead) {
+                std::lock_guard lock(mutex);
+                const std::thread::id me = std::this_thread::get_id();
+                auto& mine = inserted[me];
+                auto& owed = promised[me];
+                const bool kept = owed.size() <= n && std::equal(owed.begin(), owed.end(), h);
+                if ((!kept || ahead > max_ahead) && ahead_ok) {
+                  ahead_ok = false;
+                  first_error = kept ? "carried " + std::to_string(ahead) + " ahead"
+                                     : "did not start with the " + std::to_string(owed.size()) + " carried ahead";
+                }
+                owed.assign(h + n, h + n + ahead);
+                mine.insert(mine.end(), h, h + n);
+              },
+              max_ahead, capacity, held);
+          ASSERT_TRUE(ahead_ok) << first_error << "; " << what;
+          for (const auto& [thread, owed] : promised) {
+            ASSERT_TRUE(owed.empty()) << "the last insertion carried hashes ahead; " << what;
+          }
+          ASSERT_EQ(inserted.size(), used) << what;
+          std::vector<std::uint64_t> all;
+          std::vector<bool> owner_seen(used, false);
+          for (const auto& [thread, mine] : inserted) {
+            const std::uint64_t owner = layout::block_index(mine.front(), nb) * used / nb;
+            EXPECT_FALSE(owner_seen[owner]) << "two threads inserted worker " << owner << "'s hashes; " << what;
+            owner_seen[owner] = true;
+            for (std::uint64_t h : mine) ASSERT_EQ(layout::block_index(h, nb) * used / nb, owner) << what;
+            all.insert(all.end(), mine.begin(), mine.end());
+          }
+          std::sort(all.begin(), all.end());
+          std::vector<std::uint64_t> want = hashes;
+          std::sort(want.begin(), want.end());
+          EXPECT_EQ(all, want) << what;
         }
-        std::sort(all.begin(), all.end());
-        std::vector<std::uint64_t> want = hashes;
-        std::sort(want.begin(), want.end());
-        EXPECT_EQ(all, want) << what;
       }
     }
   }

@@ -469,6 +469,53 @@ TEST_F(SimdKernels, HashScreenedKeepsExactlyThePassingHashes) {
   EXPECT_EQ(scalar_kernels().hash_screened, nullptr) << "the reference hashes, then screens in hll_add";
 }
 
+// partition_hashes, every target and the scalar reference against the
+// definition: the hashes below the split in their order, then the others in
+// theirs, and nothing written past n. Splits: none below (0), all below
+// (2^32), the middle, and random; lengths 0..70 and 10^5, input misaligned
+// by one element; and hashes whose upper halves sit at the split and next to it.
+TEST_F(SimdKernels, PartitionHashesIsStable) {
+  std::vector<std::pair<const char*, const CpuKernels*>> kernels = {{"scalar", &scalar_kernels()}};
+  for (const SimdTarget* t : targets_) {
+    // Present exactly where it pays (partition-inl.h): a target that loses it, or gains one never measured, fails.
+    ASSERT_EQ(t->kernels->partition_hashes != nullptr, t->bit == HWY_AVX3 || t->bit == HWY_AVX3_DL) << t->name;
+    if (t->kernels->partition_hashes != nullptr) kernels.push_back({t->name, t->kernels});
+  }
+#if HWY_ARCH_X86_64
+  if (hwy::SupportedTargets() & (HWY_AVX3 | HWY_AVX3_DL))
+    EXPECT_GT(kernels.size(), 1u) << "no AVX-512 target was tested";
+#endif
+  constexpr std::uint64_t kGuard = 0xdeadbeefcafef00dULL;
+  for (std::size_t n : lengths()) {
+    Misaligned<std::uint64_t> in(n, 1);
+    for (std::size_t i = 0; i < n; ++i) in.data()[i] = rng_();
+    const std::uint64_t middle = std::uint64_t{1} << 31;
+    std::vector<std::uint64_t> splits = {0, std::uint64_t{1} << 32, middle, rng_() >> 32};
+    if (n >= 3) {
+      // At the split, one below and one above it.
+      for (std::size_t j = 0; j < 3; ++j) in.data()[rng_() % n] = ((middle - 1 + j) << 32) | (rng_() >> 32);
+    }
+    for (std::uint64_t split : splits) {
+      std::vector<std::uint64_t> want_below, want_above;
+      for (std::size_t i = 0; i < n; ++i)
+        ((in.data()[i] >> 32) < split ? want_below : want_above).push_back(in.data()[i]);
+      for (const auto& [name, k] : kernels) {
+        std::vector<std::uint64_t> below(n + 8, kGuard), above(n + 8, kGuard);
+        const std::size_t m = k->partition_hashes(in.data(), n, split, below.data(), above.data());
+        ASSERT_EQ(m, want_above.size()) << name << " n " << n << " split " << split;
+        EXPECT_TRUE(std::equal(want_above.begin(), want_above.end(), above.begin()))
+            << name << " n " << n << " split " << split;
+        EXPECT_TRUE(std::equal(want_below.begin(), want_below.end(), below.begin()))
+            << name << " n " << n << " split " << split;
+        for (std::size_t i = n; i < n + 8; ++i) {
+          ASSERT_EQ(below[i], kGuard) << name << " wrote below past n " << n;
+          ASSERT_EQ(above[i], kGuard) << name << " wrote above past n " << n;
+        }
+      }
+    }
+  }
+}
+
 // The string batch's offsets check: what kernels.hpp says it returns.
 template <class Offset>
 bool offsets_in_order_oracle(const Offset* off, std::size_t count, Offset limit) {

@@ -57,6 +57,15 @@ struct CpuKernels {
   // reading its register, a key whose rank cannot exceed the floor.
   void (*hll_add)(std::uint8_t* registers, std::uint32_t p, const std::uint64_t* hashes,
                   std::size_t n, std::uint8_t floor);
+  // A stable split of hashes[0, n) between two block owners: those with
+  // h >> 32 < split go to below[0, n - m) and the others to above[0, m), each
+  // in their order; returns m. below and above each have room for n (the
+  // kernel may write anything in [n - m, n) of below and [m, n) of above).
+  // Two workers that share one filter's blocks sift each chunk's hashes with
+  // it (src/block_owners.hpp). Null where a backend has nothing faster than
+  // the scalar reference's.
+  std::size_t (*partition_hashes)(const std::uint64_t* hashes, std::size_t n, std::uint64_t split,
+                                  std::uint64_t* below, std::uint64_t* above);
   // Whether each of `count` string offsets (int32, or int64 when `wide`) is
   // <= limit (which fits their type) and each but the first >= the one before
   // it. The key batch check (src/keys.cc) runs it over every host batch of
