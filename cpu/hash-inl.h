@@ -234,16 +234,22 @@ HWY_INLINE void run_pipeline(std::size_t vectors, std::size_t n, std::size_t dep
   for (std::size_t e = 0; e < depth; ++e, ++v) step(0, (v - depth) * n, false, v >= depth);
 }
 
-// Appends the lanes of h with every bit of `screen` clear to passed[m, ...)
-// and returns the new m: vpcompressq into a register and a plain store of the
-// whole vector (the lanes past the new m are garbage that the next store or
-// the caller overwrites). Highway 1.0.3's Compress goes through a table, which
-// GCC copies per call, and vpcompressq's store form is slow on Intel.
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+// Appends the lanes of v that `keep` selects, in order, to out[m, ...) and
+// returns the new m: vpcompressq into a register and a plain store of the
+// whole vector, so out needs room for 8 from m (the lanes past the new m are
+// garbage that the next append or the caller overwrites). Highway 1.0.3's
+// Compress for 64-bit lanes looks its indices up in a table that GCC builds
+// on the stack at every call, and its CompressStore is vpcompressq's store
+// form, slow on Intel and microcoded on Zen 4.
+HWY_INLINE std::size_t append_lanes(__mmask8 keep, __m512i v, std::uint64_t* out, std::size_t m) {
+  _mm512_storeu_si512(out + m, _mm512_maskz_compress_epi64(keep, v));
+  return m + static_cast<std::size_t>(__builtin_popcount(keep));
+}
+
+// Appends the lanes of h with every bit of `screen` clear to passed[m, ...).
 HWY_INLINE std::size_t append_passing(V64 h, V64 screen, std::uint64_t* passed, std::size_t m) {
-  const __mmask8 pass = _mm512_testn_epi64_mask(h.raw, screen.raw);
-  _mm512_storeu_si512(passed + m, _mm512_maskz_compress_epi64(pass, h.raw));
-  return m + static_cast<std::size_t>(__builtin_popcount(pass));
+  return append_lanes(_mm512_testn_epi64_mask(h.raw, screen.raw), h.raw, passed, m);
 }
 // The same for one hash (the tails), without a branch.
 HWY_INLINE std::size_t append_passing(std::uint64_t h, std::uint64_t screen, std::uint64_t* passed,

@@ -256,14 +256,15 @@ void for_each_exchanged_hash_chunk(const CpuKernels& kernels, const KeyBatch& ke
     alignas(64) std::uint64_t buf[kHashChunk];     // the chunk's hashes, where hashing writes them
     alignas(64) std::uint64_t theirs[kHashChunk];  // the chunk's hashes for other workers, by worker
     // Hashes of w's blocks not yet inserted: fewer than kHashChunk +
-    // max_ahead between chunks, so that a chunk's own hashes always fit, and
-    // each pop has room for at least one (insert_if_full leaves max_ahead
-    // after any pop). The last max_ahead of a full inbox stay for the next
-    // insertion and ride along with this one as its hashes ahead: their
-    // blocks' misses are in flight while w hashes and sorts the next chunk.
-    // 1-2% (Zen 5 guest, 1 GiB, u64, two workers, medians of 21 alternated
-    // calls of 2^20 keys, four runs: 12.7-13.2 against 12.9-13.5 TSC cycles
-    // per key; min 11.4-12.2 against 11.5-12.5).
+    // max_ahead between chunks (insert_if_full runs after every chunk and
+    // every pop), so a chunk's own hashes always fit, and with them fewer
+    // than 2 kHashChunk + max_ahead: each pop has room for at least one. The
+    // last max_ahead of a full inbox stay for the next insertion and ride
+    // along with this one as its hashes ahead: their blocks' misses are in
+    // flight while w hashes and sorts the next chunk. 1-2% (Zen 5 guest, 1
+    // GiB, u64, two workers, medians of 21 alternated calls of 2^20 keys,
+    // four runs: 12.7-13.2 against 12.9-13.5 TSC cycles per key; min
+    // 11.4-12.2 against 11.5-12.5).
     alignas(64) std::uint64_t inbox[2 * kHashChunk + kBloomPrefetchKeysAhead];
     std::size_t waiting = 0;
     const auto insert_if_full = [&] {
@@ -304,10 +305,10 @@ void for_each_exchanged_hash_chunk(const CpuKernels& kernels, const KeyBatch& ke
         // partition (TSC cycles per key, medians of 11-15 alternated runs,
         // three runs: 32 MiB u64 20.1-22.3 against 18.0-19.2, str16
         // 21.2-24.3 against 19.3-21.9; 1 GiB u64 25.8-27.5 against
-        // 23.1-25.2), and the vector partition takes 0.6 cycles per hash
-        // where the scalar one took 2.1 (Zen 5 guest, AVX3_DL, 1024 hashes
-        // in L1): 1 GiB u64 add, medians of 21 alternated calls of 2^20 keys,
-        // four runs, 12.8-13.5 against 13.8-14.3 per key.
+        // 23.1-25.2). The AVX-512 partition (partition-inl.h) against the
+        // scalar one, alternated in one process (Zen 5 guest, 1 GiB u64 add,
+        // medians of 21 calls of 2^20 keys, four runs): 12.8-13.5 against
+        // 13.8-14.3 TSC cycles per key.
         const std::uint64_t split = owner_of.first(1);
         const std::size_t above = partition(h, c, split, w == 0 ? own : theirs, w == 0 ? theirs : own);
         const std::size_t m = w == 0 ? c - above : above;

@@ -179,17 +179,17 @@ void BloomFilter::add(const Keys& keys, Backend backend) {
   // to repay the copies) by dividing its blocks (block_owners.hpp): each
   // hands the others the hashes of their blocks.
   const bool shared = workers > 1 && (storage_.size() > kPrivateCopyMaxBytes || kb.n < storage_.size() / 8);
+  const detail::BloomChunks chunks = detail::bloom_chunks(storage_.size(), kb.kind);
   if (shared) {
     detail::for_each_exchanged_hash_chunk(
         *c.kernels, kb, hash_, workers, num_blocks_,
         [&](const std::uint64_t* h, std::size_t n, std::size_t ahead) { c.kernels->bloom_add(f, h, n, ahead); },
-        detail::bloom_chunks(storage_.size(), kb.kind).ahead);
+        chunks.ahead);
   } else {
     // Worker 0 fills the filter; each extra worker (cache-sized filters only)
     // a private copy, ORed in at the end: cheaper than sorting hashes by owner
     // when the copy is small.
     WorkerCopies copies(f, storage_.size(), workers - 1, WorkerCopies::Start::kZeros);
-    const detail::BloomChunks chunks = detail::bloom_chunks(storage_.size(), kb.kind);
     detail::for_each_hash_chunk(
         *c.kernels, kb, hash_, workers,
         [&](unsigned w, std::size_t, const std::uint64_t* h, std::size_t n, std::size_t ahead) {

@@ -1,5 +1,6 @@
 // The bulk driver's pieces that are not covered through the public API.
 #include <gtest/gtest.h>
+#include <hwy/targets.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -111,50 +112,79 @@ TEST(HashRing, CarriesEveryHashBetweenTwoThreads) {
 // that the receivers read most of them once the rings close: every hash is
 // inserted exactly once, by a thread that inserts only the hashes of one
 // worker's blocks, and the threads that insert are as many as the workers
-// (fewer where there are fewer blocks). The hashes an insertion carries
-// ahead, at most max_ahead, are the first that thread inserts next. Three
-// and more workers on two cores also run the oversubscribed (yielding) waits.
+// (fewer where there are fewer blocks). An insertion carries ahead either
+// none or max_ahead hashes, some carry max_ahead (every thread inserts more
+// than a chunk), and those are the first that thread inserts next. Three and
+// more workers on two cores also run the oversubscribed (yielding) waits.
+// The scalar kernels throughout; each target with its own partition_hashes
+// (which two workers sort with) with the default rings and 32 hashes ahead.
 TEST(ExchangedHashChunks, EachHashIsInsertedOnceByItsBlocksOwner) {
   std::vector<std::uint64_t> hashes(100003);
   std::mt19937_64 rng(20261201);
   for (auto& h : hashes) h = rng();
   const Keys keys{Prehashed{hashes}};
-  for (std::uint64_t nb : {std::uint64_t{40001}, std::uint64_t{3}}) {
-    for (unsigned workers : {2u, 3u, 5u}) {
-      const unsigned used = static_cast<unsigned>(std::min<std::uint64_t>(workers, nb));
-      for (auto [capacity, held] : {std::pair<std::size_t, std::size_t>{1, 1}, {1, 0}, {64, 1}, {64, 0}, {0, 0}}) {
-        for (std::size_t max_ahead : {std::size_t{0}, std::size_t{5}, kBloomPrefetchKeysAhead}) {
-          const std::string what = "nb " + std::to_string(nb) + " workers " + std::to_string(workers) + " capacity " +
-                                   std::to_string(capacity) + " held " + std::to_string(held) + " ahead " +
-                                   std::to_string(max_ahead);
+  std::vector<std::pair<const char*, const CpuKernels*>> kernels = {{"scalar", &scalar_kernels()}};
+  const SimdTarget* targets = nullptr;
+  for (std::size_t i = 0, n = compiled_simd_targets(&targets); i < n; ++i) {
+    if ((hwy::SupportedTargets() & targets[i].bit) != 0 && targets[i].kernels->partition_hashes != nullptr) {
+      kernels.push_back({targets[i].name, targets[i].kernels});
+    }
+  }
+  struct Exchange {
+    std::size_t capacity, held, max_ahead;
+  };
+  for (const auto& [name, kernel] : kernels) {
+    const bool scalar = kernel == &scalar_kernels();
+    std::vector<Exchange> exchanges;
+    for (auto [capacity, held] : {std::pair<std::size_t, std::size_t>{1, 1}, {1, 0}, {64, 1}, {64, 0}, {0, 0}}) {
+      for (std::size_t max_ahead : {std::size_t{0}, std::size_t{5}, kBloomPrefetchKeysAhead}) {
+        if (scalar || (capacity == 0 && max_ahead == kBloomPrefetchKeysAhead)) {
+          exchanges.push_back({capacity, held, max_ahead});
+        }
+      }
+    }
+    for (std::uint64_t nb : {std::uint64_t{40001}, std::uint64_t{3}}) {
+      for (unsigned workers : {2u, 3u, 5u}) {
+        const unsigned used = static_cast<unsigned>(std::min<std::uint64_t>(workers, nb));
+        for (const Exchange& x : exchanges) {
+          const std::string what = std::string(name) + " nb " + std::to_string(nb) + " workers " +
+                                   std::to_string(workers) + " capacity " + std::to_string(x.capacity) + " held " +
+                                   std::to_string(x.held) + " ahead " + std::to_string(x.max_ahead);
           std::mutex mutex;
           std::map<std::thread::id, std::vector<std::uint64_t>> inserted;
           // Per thread, the hashes its last insertion carried ahead, to be the first it inserts next.
           std::map<std::thread::id, std::vector<std::uint64_t>> promised;
+          std::map<std::thread::id, std::size_t> full_aheads;  // insertions that carried max_ahead
           bool ahead_ok = true;
           std::string first_error;
           for_each_exchanged_hash_chunk(
-              scalar_kernels(), keys.batch(), HashSpec{}, workers, nb,
+              *kernel, keys.batch(), HashSpec{}, workers, nb,
               [&](const std::uint64_t* h, std::size_t n, std::size_t ahead) {
                 std::lock_guard lock(mutex);
                 const std::thread::id me = std::this_thread::get_id();
-                auto& mine = inserted[me];
                 auto& owed = promised[me];
                 const bool kept = owed.size() <= n && std::equal(owed.begin(), owed.end(), h);
-                if ((!kept || ahead > max_ahead) && ahead_ok) {
+                if ((!kept || (ahead != 0 && ahead != x.max_ahead)) && ahead_ok) {
                   ahead_ok = false;
                   first_error = kept ? "carried " + std::to_string(ahead) + " ahead"
                                      : "did not start with the " + std::to_string(owed.size()) + " carried ahead";
                 }
+                if (ahead == x.max_ahead && ahead != 0) ++full_aheads[me];
                 owed.assign(h + n, h + n + ahead);
-                mine.insert(mine.end(), h, h + n);
+                inserted[me].insert(inserted[me].end(), h, h + n);
               },
-              max_ahead, capacity, held);
+              x.max_ahead, x.capacity, x.held);
           ASSERT_TRUE(ahead_ok) << first_error << "; " << what;
           for (const auto& [thread, owed] : promised) {
             ASSERT_TRUE(owed.empty()) << "the last insertion carried hashes ahead; " << what;
           }
           ASSERT_EQ(inserted.size(), used) << what;
+          if (x.max_ahead != 0) {
+            for (const auto& [thread, mine] : inserted) {
+              EXPECT_GT(full_aheads[thread], 0u)
+                  << "a thread inserted " << mine.size() << " hashes, none with " << x.max_ahead << " ahead; " << what;
+            }
+          }
           std::vector<std::uint64_t> all;
           std::vector<bool> owner_seen(used, false);
           for (const auto& [thread, mine] : inserted) {
