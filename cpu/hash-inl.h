@@ -242,9 +242,14 @@ HWY_INLINE void run_pipeline(std::size_t vectors, std::size_t n, std::size_t dep
 // Compress for 64-bit lanes looks its indices up in a table that GCC builds
 // on the stack at every call, and its CompressStore is vpcompressq's store
 // form, slow on Intel and microcoded on Zen 4.
+//
+// The count goes through _cvtmask8_u32 (kmovb into a 32-bit register, zero
+// extended), not a promotion of the __mmask8: under -fsanitize=thread GCC 12
+// spilled the mask with a one-byte kmovb and popcounted the 32-bit slot,
+// stale bytes and all, and the appends ran past the output.
 HWY_INLINE std::size_t append_lanes(__mmask8 keep, __m512i v, std::uint64_t* out, std::size_t m) {
   _mm512_storeu_si512(out + m, _mm512_maskz_compress_epi64(keep, v));
-  return m + static_cast<std::size_t>(__builtin_popcount(keep));
+  return m + static_cast<std::size_t>(__builtin_popcount(_cvtmask8_u32(keep)));
 }
 
 // Appends the lanes of h with every bit of `screen` clear to passed[m, ...).
