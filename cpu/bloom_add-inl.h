@@ -242,7 +242,8 @@ std::size_t add_cacheline_groups(const detail::BloomRef& f, const std::uint64_t*
   const BlockCountVec num_blocks = broadcast_block_count(f.num_blocks);
   AddGroupOffsets<kK> offsets[2];
   const std::size_t prefetch_end = n + ahead;
-  if constexpr (kPrefetch) prefetch_first<true>(f, hashes, prefetch_end);
+  const std::size_t distance = kPrefetch ? prefetch_distance(f) : 0;
+  if constexpr (kPrefetch) prefetch_first<true>(f, hashes, prefetch_end, distance);
   add_group_offsets<kK>(hashes, num_blocks, offsets[0]);
   for (std::size_t g = 0; g < groups; ++g) {
     const std::size_t i = g * kAddGroup;
@@ -251,8 +252,7 @@ std::size_t add_cacheline_groups(const detail::BloomRef& f, const std::uint64_t*
     prefetch_stream(hashes + i);
     for (std::size_t l = 0; l < kAddGroup; ++l) {
       if constexpr (kPrefetch) {
-        if (i + l + kPrefetchDistance < prefetch_end)
-          prefetch_block<true>(f, hashes[i + l + kPrefetchDistance]);
+        if (i + l + distance < prefetch_end) prefetch_block<true>(f, hashes[i + l + distance]);
       }
       char* block = words + now.block_bytes[l];
       asm("" : "+r"(block));  // one register for the block's address
@@ -281,15 +281,15 @@ void add_loop(const detail::BloomRef& f, const std::uint64_t* hashes, std::size_
   std::uint32_t* const words = f.words;  // copies: the word stores may alias f
   const std::uint64_t num_blocks = f.num_blocks;
   const std::size_t prefetch_end = n + ahead;
+  const std::size_t distance = kPrefetch ? prefetch_distance(f) : 0;
   // After the steps, the last n % 8 keys' blocks are prefetched already: the
-  // steps reach kPrefetchDistance keys past their last key.
+  // steps reach the prefetch distance past their last key.
   if constexpr (kPrefetch) {
-    if (added == 0) prefetch_first<true>(f, hashes, prefetch_end);
+    if (added == 0) prefetch_first<true>(f, hashes, prefetch_end, distance);
   }
   for (std::size_t i = 0; i < n; ++i) {
     if constexpr (kPrefetch) {
-      if (i + kPrefetchDistance < prefetch_end)
-        prefetch_block<true>(f, hashes[i + kPrefetchDistance]);
+      if (i + distance < prefetch_end) prefetch_block<true>(f, hashes[i + distance]);
     }
     if (i % 8 == 0) prefetch_stream(hashes + i);
     const std::uint64_t h = hashes[i];

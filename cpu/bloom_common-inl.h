@@ -30,12 +30,15 @@ namespace hn = hwy::HWY_NAMESPACE;
 using DBlock = hn::CappedTag<std::uint32_t, layout::kCachelineWords>;
 using DSbbf = hn::CappedTag<std::uint32_t, layout::kSbbfWords>;
 
-// Filters of detail::kBloomPrefetchMinBytes or more miss the cache: prefetch
-// the block of the key this many keys ahead so that many misses are in flight.
-inline constexpr std::size_t kPrefetchDistance = detail::kBloomPrefetchKeysAhead;
-
 HWY_INLINE std::uint64_t filter_bytes(const detail::BloomRef& f) {
   return f.num_blocks * layout::block_bytes(f.layout);
+}
+
+// Filters of detail::kBloomPrefetchMinBytes or more miss the cache: the
+// kernels prefetch the block of the key this many keys ahead, so that many
+// misses are in flight (kernels.hpp: bloom_prefetch_keys_ahead).
+HWY_INLINE std::size_t prefetch_distance(const detail::BloomRef& f) {
+  return detail::bloom_prefetch_keys_ahead(filter_bytes(f));
 }
 
 template <bool kWrite>
@@ -57,8 +60,8 @@ HWY_INLINE void prefetch_block(const detail::BloomRef& f, std::uint64_t h) {
 // the loop, so they overlap too. `end`: the keys' count plus ahead.
 template <bool kWrite>
 HWY_INLINE void prefetch_first(const detail::BloomRef& f, const std::uint64_t* hashes,
-                               std::size_t end) {
-  const std::size_t m = end < kPrefetchDistance ? end : kPrefetchDistance;
+                               std::size_t end, std::size_t distance) {
+  const std::size_t m = end < distance ? end : distance;
   for (std::size_t i = 0; i < m; ++i) prefetch_block<kWrite>(f, hashes[i]);
 }
 

@@ -115,12 +115,12 @@ HWY_INLINE std::uint64_t contains_each(const detail::BloomRef& f, const std::uin
                                        std::size_t n, std::size_t ahead, std::uint8_t* out,
                                        const Test& test) {
   const std::size_t prefetch_end = n + ahead;
-  if constexpr (kPrefetch) prefetch_first<false>(f, hashes, prefetch_end);
+  const std::size_t distance = kPrefetch ? prefetch_distance(f) : 0;
+  if constexpr (kPrefetch) prefetch_first<false>(f, hashes, prefetch_end, distance);
   std::uint64_t hits = 0;
   for (std::size_t i = 0; i < n; ++i) {
     if constexpr (kPrefetch) {
-      if (i + kPrefetchDistance < prefetch_end)
-        prefetch_block<false>(f, hashes[i + kPrefetchDistance]);
+      if (i + distance < prefetch_end) prefetch_block<false>(f, hashes[i + distance]);
     }
     if (i % 8 == 0) prefetch_stream(hashes + i);
     const bool hit =
@@ -178,13 +178,13 @@ std::uint64_t contains_cacheline_k8(const detail::BloomRef& f, const std::uint64
   __m512i pick[kK8Group / 2];
   for (int j = 0; j < 4; ++j) pick[j] = key_pair_pick(j);
   const std::size_t prefetch_end = n + ahead;
-  if constexpr (kPrefetch) prefetch_first<false>(f, hashes, prefetch_end);
+  const std::size_t distance = kPrefetch ? prefetch_distance(f) : 0;
+  if constexpr (kPrefetch) prefetch_first<false>(f, hashes, prefetch_end, distance);
   std::uint64_t hits = 0;
   std::size_t i = 0;
   for (; i + kK8Group <= n; i += kK8Group) {
     if constexpr (kPrefetch) {
-      for (std::size_t a = i + kPrefetchDistance;
-           a < i + kPrefetchDistance + kK8Group && a < prefetch_end; ++a)
+      for (std::size_t a = i + distance; a < i + distance + kK8Group && a < prefetch_end; ++a)
         prefetch_block<false>(f, hashes[a]);
     }
     prefetch_stream(hashes + i);  // pre-hashed keys come straight from memory

@@ -31,8 +31,8 @@ struct BloomChunks {
 // builds its masks in registers, min / median of 12-20 passes 4.09 / 5.10
 // against 5.37 / 6.07); parquet_sbbf contains 3.69 against 4.38, add 2.70
 // against 3.22. Into a filter that misses the cache, because each chunk also
-// carries the hashes of the next kBloomPrefetchKeysAhead keys, whose blocks the kernel
-// prefetches as it ends: those misses are in flight while the next chunk is
+// carries the hashes of the next bloom_prefetch_keys_ahead keys, whose blocks
+// the kernel prefetches as it ends: those misses are in flight while the next chunk is
 // hashed, where without them the kernel's prefetch pipeline restarted with
 // each chunk (256 keys without hashes ahead were slower than 1024). Same
 // guest, u64, k = 6, min / median TSC cycles per key of 20-24 alternated
@@ -47,8 +47,7 @@ struct BloomChunks {
 inline constexpr std::size_t kFixedWidthBloomChunk = 256;
 inline BloomChunks bloom_chunks(std::uint64_t filter_bytes, KeyKind kind) {
   const bool fixed_width = kind == KeyKind::U32 || kind == KeyKind::U64;
-  return {fixed_width ? kFixedWidthBloomChunk : kHashChunk,
-          filter_bytes >= kBloomPrefetchMinBytes ? kBloomPrefetchKeysAhead : 0};
+  return {fixed_width ? kFixedWidthBloomChunk : kHashChunk, bloom_prefetch_keys_ahead(filter_bytes)};
 }
 
 // The hashes of keys [first, first + count): pre-hashed keys where they are,

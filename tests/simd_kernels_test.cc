@@ -277,7 +277,8 @@ std::vector<std::uint64_t> hashes_for(std::mt19937_64& rng, std::size_t n) {
 }
 
 TEST_F(SimdKernels, BloomMatchesScalar) {
-  const std::uint64_t block_counts[] = {1, 3, 1000, std::uint64_t{1} << 20};
+  // 2^15 and 2^20 blocks: the kernels' near and far prefetch distances (kernels.hpp).
+  const std::uint64_t block_counts[] = {1, 3, 1000, std::uint64_t{1} << 15, std::uint64_t{1} << 20};
   for (const SimdTarget* t : targets_) {
     SCOPED_TRACE(t->name);
     std::printf("checking target %s\n", t->name);

@@ -16,10 +16,27 @@ namespace probkit::detail {
 // of hashes the next keys' too, so that those pipelines do not restart with
 // each chunk (src/bulk.hpp).
 inline constexpr std::uint64_t kBloomPrefetchMinBytes = std::uint64_t{1} << 20;
-// How many keys ahead they prefetch (16..48 measured alike on 1 GiB), and so
-// the most hashes of the next keys a chunk carries (CpuKernels::bloom_add's
-// `ahead`).
-inline constexpr std::size_t kBloomPrefetchKeysAhead = 32;
+// From this size on a filter's blocks come mostly from DRAM, and the kernels
+// prefetch them further ahead.
+inline constexpr std::uint64_t kBloomFarPrefetchMinBytes = std::uint64_t{16} << 20;
+// How many keys ahead the kernels prefetch a filter's blocks (0: they do not),
+// and so how many hashes of the next keys a chunk carries for them
+// (CpuKernels::bloom_add's `ahead`). From DRAM the distance must cover the
+// miss latency at the rate keys go by: Zen 5 guest (2.6 GHz TSC), public
+// API, one thread, u64, k = 6, TSC cycles per key, medians of 11 calls of
+// 2^20 keys, two rounds, 32 keys against 96: 1 GiB add 18.6-22.9 against
+// 12.0-12.6 (64: 13.0-15.0), contains 16.2-19.3 against 11.7-12.3; 32 MiB
+// add 15.6-20.8 against 8.8-13.9; 16 MiB add 11.4 against 9.9, contains
+// 10.1 against 7.1. In the L3 the longer distance lost (each call's first
+// prefetches cover it, a third more prefetches at 256-key chunks): 8 MiB
+// add min 5.2-5.4 against 5.8-6.5, 2 MiB 5.0-5.1 against 5.5-5.7.
+inline constexpr std::size_t kBloomNearPrefetchKeysAhead = 32;
+inline constexpr std::size_t kBloomPrefetchKeysAhead = 96;  // the most, for DRAM: what buffers hold
+inline constexpr std::size_t bloom_prefetch_keys_ahead(std::uint64_t filter_bytes) {
+  return filter_bytes < kBloomPrefetchMinBytes      ? 0
+         : filter_bytes < kBloomFarPrefetchMinBytes ? kBloomNearPrefetchKeysAhead
+                                                    : kBloomPrefetchKeysAhead;
+}
 
 struct BloomRef {
   std::uint32_t* words;
