@@ -111,7 +111,7 @@ inline std::uint64_t mulhi(std::uint64_t a, std::uint64_t b) {
 // multiplicative scramble of a counter. One multiply per address keeps the
 // probes' own arithmetic from being the limit there (with mix64 the 256 KiB
 // read probe measured 670-960 M lines/s against 1,490-1,550). From DRAM its
-// Weyl-sequence stride is slow: see batched_lines_until.
+// Weyl-sequence stride is slow: see prefetched_lines_until.
 inline std::uint64_t scrambled_line(std::uint64_t i, std::uint64_t lines) {
   return mulhi(i * 0x9E3779B97F4A7C15ULL, lines);
 }
@@ -156,10 +156,11 @@ std::uint64_t direct_reads_until(const Buffer& buf, std::uint64_t seed, Clock::t
 // batch's last kAhead misses were in flight), the read probe measured 185-193
 // M lines/s against 156-168 (same guest, 1 GiB, one thread, three runs).
 template <class Visit>
-[[gnu::always_inline]] inline std::uint64_t batched_lines_until(std::uint64_t lines, std::uint64_t seed,
-                                                                Clock::time_point deadline, Visit&& visit) {
-  constexpr std::size_t kBatch = 1024;  // visits between deadline checks: a multiple of kAhead
+[[gnu::always_inline]] inline std::uint64_t prefetched_lines_until(std::uint64_t lines, std::uint64_t seed,
+                                                                   Clock::time_point deadline, Visit&& visit) {
+  constexpr std::size_t kBatch = 1024;  // visits between deadline checks
   constexpr std::size_t kAhead = 64;
+  static_assert(kBatch % kAhead == 0, "the ring's slots line up across batches");
   std::uint64_t ring[kAhead];  // ring[j % kAhead]: the line of visit j, computed at visit j - kAhead
   std::uint64_t state = seed, visited = 0;
   auto next = [&] { return mulhi(mix64(state++), lines); };
@@ -178,16 +179,16 @@ template <class Visit>
   return visited;
 }
 
-// One thread's random-line loop. With `prefetch`: a batch of line addresses
-// is computed, then each line is read (one load brings the whole line to L1)
-// while the line `kAhead` places later is prefetched; this wins from DRAM.
+// One thread's random-line loop. With `prefetch`: each line is read (one load
+// brings the whole line to L1) while the line `kAhead` places later is
+// computed and prefetched (prefetched_lines_until); this wins from DRAM.
 // Without: the direct schedule above, which wins from cache.
 std::uint64_t random_reads_until(const Buffer& buf, bool prefetch, std::uint64_t seed,
                                  Clock::time_point deadline, std::uint64_t* sink) {
   if (!prefetch) return direct_reads_until(buf, seed, deadline, sink);
   std::uint64_t acc = 0;
   const std::uint64_t reads =
-      batched_lines_until(buf.size / kLine, seed, deadline, [&](std::uint64_t at, std::uint64_t ahead, std::size_t) {
+      prefetched_lines_until(buf.size / kLine, seed, deadline, [&](std::uint64_t at, std::uint64_t ahead, std::size_t) {
         __builtin_prefetch(buf.ptr + ahead * kLine);
         acc += *reinterpret_cast<const std::uint64_t*>(buf.ptr + at * kLine);
       });
@@ -234,7 +235,7 @@ std::uint64_t random_updates_until(std::uint8_t* base, std::uint64_t first, std:
   auto* line = reinterpret_cast<LineVec*>(base) + first;
   auto update = [&](std::uint64_t at, std::uint64_t i) { line[at] |= LineVec{} + (std::uint64_t{1} << (i & 63)); };
   if (prefetch) {
-    return batched_lines_until(lines, seed, deadline, [&](std::uint64_t at, std::uint64_t ahead, std::size_t j) {
+    return prefetched_lines_until(lines, seed, deadline, [&](std::uint64_t at, std::uint64_t ahead, std::size_t j) {
       prefetch_for_write(line + ahead);
       update(at, j);
     });

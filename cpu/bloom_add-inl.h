@@ -323,7 +323,7 @@ inline void bloom_add(const detail::BloomRef& f, const std::uint64_t* hashes, st
       std::make_integer_sequence<std::uint32_t, layout::kMaxCachelineK>());
   static constexpr auto kCachelinePrefetchLoops = cacheline_add_loops<true>(
       std::make_integer_sequence<std::uint32_t, layout::kMaxCachelineK>());
-  const bool prefetch = filter_bytes(f) >= detail::kBloomPrefetchMinBytes;
+  const bool prefetch = prefetch_distance(f) != 0;
   if (f.layout == BloomLayout::Cacheline512) {
     return (prefetch ? kCachelinePrefetchLoops : kCachelineLoops)[f.k - 1](f, hashes, n, ahead);
   }

@@ -276,7 +276,7 @@ std::uint64_t contains_layout(const detail::BloomRef& f, const std::uint64_t* ha
 
 inline std::uint64_t bloom_contains(const detail::BloomRef& f, const std::uint64_t* hashes,
                                     std::size_t n, std::size_t ahead, std::uint8_t* out) {
-  const bool prefetch = filter_bytes(f) >= detail::kBloomPrefetchMinBytes;
+  const bool prefetch = prefetch_distance(f) != 0;
   if (prefetch) {
     return out != nullptr ? contains_layout<true, true>(f, hashes, n, ahead, out)
                           : contains_layout<true, false>(f, hashes, n, ahead, out);

@@ -117,7 +117,7 @@ TEST(HashRing, CarriesEveryHashBetweenTwoThreads) {
 // than a chunk), and those are the first that thread inserts next. Three and
 // more workers on two cores also run the oversubscribed (yielding) waits.
 // The scalar kernels throughout; each target with its own partition_hashes
-// (which two workers sort with) with the default rings and 32 hashes ahead.
+// (which two workers sort with) with the default rings and the most hashes ahead.
 TEST(ExchangedHashChunks, EachHashIsInsertedOnceByItsBlocksOwner) {
   std::vector<std::uint64_t> hashes(100003);
   std::mt19937_64 rng(20261201);
@@ -200,6 +200,26 @@ TEST(ExchangedHashChunks, EachHashIsInsertedOnceByItsBlocksOwner) {
           EXPECT_EQ(all, want) << what;
         }
       }
+    }
+  }
+}
+
+// The prefetch distance at the edges of its size classes, and the drivers
+// carry exactly that many hashes ahead: none in cache, the near distance in
+// the L3's sizes, the far one from 16 MiB (kernels.hpp).
+TEST(HashChunks, HashesAheadFollowTheFilterSize) {
+  constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
+  const std::pair<std::uint64_t, std::size_t> cases[] = {{0, 0},
+                                                         {kMiB - 1, 0},
+                                                         {kMiB, kBloomNearPrefetchKeysAhead},
+                                                         {16 * kMiB - 1, kBloomNearPrefetchKeysAhead},
+                                                         {16 * kMiB, kBloomPrefetchKeysAhead},
+                                                         {std::uint64_t{1} << 40, kBloomPrefetchKeysAhead}};
+  EXPECT_LT(kBloomNearPrefetchKeysAhead, kBloomPrefetchKeysAhead);
+  for (const auto& [bytes, ahead] : cases) {
+    EXPECT_EQ(bloom_prefetch_keys_ahead(bytes), ahead) << bytes << " bytes";
+    for (KeyKind kind : {KeyKind::U64, KeyKind::Offsets32, KeyKind::Prehashed}) {
+      EXPECT_EQ(bloom_chunks(bytes, kind).ahead, ahead) << bytes << " bytes, kind " << int(kind);
     }
   }
 }

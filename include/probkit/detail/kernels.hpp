@@ -28,10 +28,14 @@ inline constexpr std::uint64_t kBloomFarPrefetchMinBytes = std::uint64_t{16} << 
 // 12.0-12.6 (64: 13.0-15.0), contains 16.2-19.3 against 11.7-12.3; 32 MiB
 // add 15.6-20.8 against 8.8-13.9; 16 MiB add 11.4 against 9.9, contains
 // 10.1 against 7.1. In the L3 the longer distance lost (each call's first
-// prefetches cover it, a third more prefetches at 256-key chunks): 8 MiB
+// prefetches repeat the call before's hashes ahead: 352 prefetches per
+// 256-key chunk against 288): 8 MiB
 // add min 5.2-5.4 against 5.8-6.5, 2 MiB 5.0-5.1 against 5.5-5.7.
 inline constexpr std::size_t kBloomNearPrefetchKeysAhead = 32;
 inline constexpr std::size_t kBloomPrefetchKeysAhead = 96;  // the most, for DRAM: what buffers hold
+// The add's per-key tail relies on its eight-key steps having prefetched at
+// least eight keys past their last (cpu/bloom_add-inl.h).
+static_assert(8 <= kBloomNearPrefetchKeysAhead && kBloomNearPrefetchKeysAhead <= kBloomPrefetchKeysAhead);
 inline constexpr std::size_t bloom_prefetch_keys_ahead(std::uint64_t filter_bytes) {
   return filter_bytes < kBloomPrefetchMinBytes      ? 0
          : filter_bytes < kBloomFarPrefetchMinBytes ? kBloomNearPrefetchKeysAhead
