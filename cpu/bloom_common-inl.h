@@ -58,7 +58,8 @@ HWY_INLINE void prefetch_block(const detail::BloomRef& f, std::uint64_t h) {
 // The first keys of a call have nobody ahead of them to prefetch their blocks:
 // issue those misses together before the loop, so they overlap too. When the
 // call before had them `ahead` these repeat its prefetches (cheap from DRAM;
-// why filters in the L3 keep the shorter distance, kernels.hpp). `end`: the keys' count plus ahead.
+// why filters in the L3 keep the shorter distance, kernels.hpp). `end`: the
+// keys' count plus ahead.
 template <bool kWrite>
 HWY_INLINE void prefetch_first(const detail::BloomRef& f, const std::uint64_t* hashes,
                                std::size_t end, std::size_t distance) {
