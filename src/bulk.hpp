@@ -32,10 +32,11 @@ struct BloomChunks {
 // against 5.37 / 6.07); parquet_sbbf contains 3.69 against 4.38, add 2.70
 // against 3.22. Into a filter that misses the cache, because each chunk also
 // carries the hashes of the next bloom_prefetch_keys_ahead keys, whose blocks
-// the kernel prefetches as it ends: those misses are in flight while the next chunk is
-// hashed, where without them the kernel's prefetch pipeline restarted with
-// each chunk (256 keys without hashes ahead were slower than 1024). Same
-// guest, u64, k = 6, min / median TSC cycles per key of 20-24 alternated
+// the kernel prefetches as it ends: those misses are in flight while the next
+// chunk is hashed, where without them the kernel's prefetch pipeline
+// restarted with each chunk (256 keys without hashes ahead were slower than
+// 1024). Measured when 32 keys went ahead at every size: same guest, u64,
+// k = 6, min / median TSC cycles per key of 20-24 alternated
 // passes, 1024 keys without hashes ahead against 256 with: 1 GiB add 19.2-19.5
 // / 19.7-23.8 against 18.6-19.0 / 19.1-23.2, contains 16.9-17.1 / 17.5-20.2
 // against 16.2-16.4 / 16.5-19.2 (128 and 512 keys between); 32 MiB add 19.1 /

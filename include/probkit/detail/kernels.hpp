@@ -29,8 +29,8 @@ inline constexpr std::uint64_t kBloomFarPrefetchMinBytes = std::uint64_t{16} << 
 // add 15.6-20.8 against 8.8-13.9; 16 MiB add 11.4 against 9.9, contains
 // 10.1 against 7.1. In the L3 the longer distance lost (each call's first
 // prefetches repeat the call before's hashes ahead: 352 prefetches per
-// 256-key chunk against 288): 8 MiB
-// add min 5.2-5.4 against 5.8-6.5, 2 MiB 5.0-5.1 against 5.5-5.7.
+// 256-key chunk against 288): 8 MiB add min 5.2-5.4 against 5.8-6.5, 2 MiB
+// 5.0-5.1 against 5.5-5.7.
 inline constexpr std::size_t kBloomNearPrefetchKeysAhead = 32;
 inline constexpr std::size_t kBloomPrefetchKeysAhead = 96;  // the most, for DRAM: what buffers hold
 // The add's per-key tail relies on its eight-key steps having prefetched at
