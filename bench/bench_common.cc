@@ -21,6 +21,13 @@ std::vector<Engine> engines() {
   return out;
 }
 
+const Engine* avx2_below_best(const std::vector<Engine>& all) {
+  for (std::size_t i = 2; i < all.size(); ++i) {
+    if (all[i].target == "AVX2") return &all[i];
+  }
+  return nullptr;
+}
+
 unsigned all_threads() { return std::max(1u, std::thread::hardware_concurrency()); }
 
 std::vector<unsigned> thread_counts() {

@@ -25,6 +25,11 @@ struct Engine {
 
 // Scalar first, then every Highway target this CPU supports, best first.
 std::vector<Engine> engines();
+// The Highway AVX2 target when this CPU has it and serves something better:
+// the instruction set issue 4's targets name, whose thread speed-ups the
+// report shows beside the best engine's (a faster core reaches the memory's
+// limits at fewer threads). Null otherwise.
+const Engine* avx2_below_best(const std::vector<Engine>& all);
 // Every core (what probkit uses with threads = 0).
 unsigned all_threads();
 // {1, all_threads()}, or {1} on a one-core machine.

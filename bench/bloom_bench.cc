@@ -187,6 +187,20 @@ void register_bloom_benchmarks() {
       }
     }
   }
+  // The AVX2 target's thread speed-ups (the report's scaling table): u64 add
+  // and contains at the smallest and largest size (one thread is above), and
+  // the add of strings in cache.
+  if (const Engine* avx2 = avx2_below_best(all)) {
+    for (unsigned threads : thread_counts()) {
+      if (threads != 1) {
+        for (std::size_t bytes : {kSizes[0], kSizes[2]}) {
+          for (Op op : {Op::Add, Op::Contains})
+            add_one(op, BloomLayout::Cacheline512, KeyType::U64, bytes, *avx2, threads);
+        }
+      }
+      add_one(Op::Add, BloomLayout::Cacheline512, KeyType::Str16, kSizes[0], *avx2, threads);
+    }
+  }
 }
 
 }  // namespace probkit::bench

@@ -193,9 +193,12 @@ void register_hash_benchmarks() {
   for (unsigned threads : thread_counts()) {
     for (std::size_t i = 0; i < all.size(); ++i) {
       for (const HashCase& c : kCases) {
-        // Every target for u64 XXH64 at one thread; the rest for scalar and the best.
+        // Every target for u64 XXH64 at one thread; the rest for scalar and
+        // the best; XXH64 at every thread count for AVX2 (its speed-ups).
         const bool main_engine = i < 2;
-        if (!main_engine && (threads != 1 || c.type != KeyType::U64 || c.spec.kind != HashKind::Xxh64)) continue;
+        const bool xxh64 = c.spec.kind == HashKind::Xxh64;
+        const bool avx2 = &all[i] == avx2_below_best(all) && xxh64;
+        if (!main_engine && !avx2 && (threads != 1 || c.type != KeyType::U64 || !xxh64)) continue;
         const std::string name = std::string("hash/keys=") + to_string(c.type) + "/hash=" + c.hash_name +
                                  "/engine=" + all[i].target + "/threads=" + std::to_string(threads);
         benchmark::RegisterBenchmark(name.c_str(), bm_hash, c, all[i], threads)
