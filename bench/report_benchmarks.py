@@ -161,8 +161,8 @@ def write_benchmarks(b, peers, docs):
     for op, layout in (("contains", "cacheline512"), ("add", "cacheline512"), ("contains", "parquet_sbbf")):
         for t in sorted({r["threads"] for r in b.rows}):
             fname = f"bloom_{op}_{layout}_t{t}.png"
-            plot_bloom(b, docs, op, layout, t, fname)
-            plots.append(f"![Bloom {op} {layout} {t} threads](img/{fname})")
+            if plot_bloom(b, docs, op, layout, t, fname):
+                plots.append(f"![Bloom {op} {layout} {t} threads](img/{fname})")
     m = b.machine
     text = f"""# probkit benchmarks
 

@@ -15,7 +15,11 @@ DPI = 80
 def plot_bloom(b, docs, op, layout, threads, fname):
     """Throughput vs filter size per engine, the probe as a dashed line (for add also the update probe,
     dotted); per wall-clock second (left) and per CPU second (right). A probe at a size is the median of the
-    probes measured beside each benchmark."""
+    probes measured beside each benchmark. Returns False, and writes nothing, where the run measured no engine
+    at this layout and thread count (a BENCH_FILTER run's selection)."""
+    if not any(b.get(f"bloom_{op}", layout=layout, keys="u64", size=s, engine=e, threads=threads)
+               for e in b.engines for s in SIZES):
+        return False
     fig, axes = plt.subplots(1, 2, figsize=(9.6, 3.6))
     xs = [SIZE_BYTES[s] for s in SIZES]
 
@@ -50,6 +54,7 @@ def plot_bloom(b, docs, op, layout, threads, fname):
     fig.tight_layout()
     fig.savefig(os.path.join(docs, "img", fname), dpi=DPI)
     plt.close(fig)
+    return True
 
 
 def plot_hll_accuracy(rows, docs, field, fname, title):
