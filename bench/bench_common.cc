@@ -3,6 +3,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <probkit/detail/kernels.hpp>
 #include <thread>
 
 namespace probkit::bench {
@@ -19,6 +20,16 @@ std::vector<Engine> engines() {
     for (const auto& t : simd_targets()) out.push_back({Backend::Simd, t});
   }
   return out;
+}
+
+const detail::CpuKernels& kernels_of(const Engine& e) {
+  if (e.backend == Backend::Scalar) return detail::scalar_kernels();
+  const detail::SimdTarget* targets = nullptr;
+  const std::size_t n = detail::compiled_simd_targets(&targets);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (e.target == targets[i].name) return *targets[i].kernels;
+  }
+  return detail::scalar_kernels();
 }
 
 const Engine* avx2_below_best(const std::vector<Engine>& all) {

@@ -13,6 +13,10 @@
 
 #include "probes.hpp"
 
+namespace probkit::detail {
+struct CpuKernels;
+}
+
 namespace probkit::bench {
 
 // What serves a benchmark: the scalar reference or one pinned Highway target.
@@ -25,6 +29,9 @@ struct Engine {
 
 // Scalar first, then every Highway target this CPU supports, best first.
 std::vector<Engine> engines();
+// The kernels that serve an engine: its pinned target's (the scalar
+// reference's for scalar, or for a target this build lacks).
+const detail::CpuKernels& kernels_of(const Engine& e);
 // The Highway AVX2 target when this CPU has it and serves something better:
 // the instruction set issue 4's targets name, whose thread speed-ups the
 // report shows beside the best engine's (a faster core reaches the memory's

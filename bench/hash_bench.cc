@@ -18,16 +18,6 @@
 namespace probkit::bench {
 namespace {
 
-const detail::CpuKernels& kernels_of(const Engine& e) {
-  if (e.backend == Backend::Scalar) return detail::scalar_kernels();
-  const detail::SimdTarget* targets = nullptr;
-  const std::size_t n = detail::compiled_simd_targets(&targets);
-  for (std::size_t i = 0; i < n; ++i) {
-    if (e.target == targets[i].name) return *targets[i].kernels;
-  }
-  return detail::scalar_kernels();
-}
-
 struct HashCase {
   KeyType type;
   HashSpec spec;
