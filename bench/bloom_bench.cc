@@ -1,11 +1,13 @@
 // Bloom filter add / contains / count per engine, key type, filter size and
 // thread count, each beside the random-line-read probe of the same size (and
-// add beside the random-line-update probe too).
+// add beside the random-line-update probe too); and the ideal of the
+// multi-threaded add into a 1 GiB filter (bloom_add_owned).
 #include <algorithm>
 #include <map>
 #include <memory>
-#include <probkit/detail/kernels.hpp>
 #include <utility>
+
+#include <probkit/detail/kernels.hpp>
 
 #include "bench_common.hpp"
 #include "block_owners.hpp"
