@@ -3,8 +3,9 @@
 #include <cstring>
 #include <map>
 #include <memory>
-#include <probkit/detail/kernels.hpp>
 #include <thread>
+
+#include <probkit/detail/kernels.hpp>
 
 namespace probkit::bench {
 

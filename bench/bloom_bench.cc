@@ -12,6 +12,7 @@
 #include "bench_common.hpp"
 #include "block_owners.hpp"
 #include "bulk.hpp"
+#include "dispatch.hpp"
 #include "probes.hpp"
 #include "worker_pool.hpp"
 
@@ -63,7 +64,9 @@ BloomFilter loaded_filter(BloomLayout layout, std::size_t bytes) {
 // Everything a benchmark of one filter size needs, built on first use and
 // kept, so that repetitions of every size can be shuffled together (random
 // interleaving) without building a filter twice: 32 MiB and 1 GiB together
-// hold about 5 GiB (both layouts, loaded and empty, and their query pools).
+// hold about 5 GiB (both layouts, loaded and empty, and their query pools;
+// bloom_add_owned adds the insertion pool's hashes split by owner, 128 MiB
+// per thread count, and the pre-hashed pool they come from, 128 MiB).
 struct SizeState {
   std::map<BloomLayout, std::unique_ptr<BloomFilter>> loaded, empty;
   std::map<KeyType, std::unique_ptr<KeyPool>> queries;
@@ -170,14 +173,18 @@ const std::vector<std::vector<std::uint64_t>>& owned_hashes(std::uint64_t num_bl
 // kernel in the inbox's steps of detail::kHashChunk keys and as many hashes
 // ahead as the driver passes. No hashing and no exchange between the
 // workers, so the speed-up over one thread is what the memory gives the
-// kernel; the public add's own speed-up is set beside it in the report.
+// kernel; the public add's own speed-up is set beside it in the report. As
+// many workers as the public add of a batch would take.
 void bm_bloom_add_owned(benchmark::State& state, std::size_t bytes, Engine engine, unsigned threads) {
   BloomFilter& filter = empty(BloomLayout::Cacheline512, bytes);
   // The benchmark's own filter (the add benchmarks' target): the kernel ORs
   // the same keys' bits into the words the object owns.
   auto* words = reinterpret_cast<std::uint32_t*>(const_cast<std::uint8_t*>(filter.data().data()));
   const detail::BloomRef ref{words, filter.num_blocks(), filter.k(), BloomLayout::Cacheline512};
-  const auto& owned = owned_hashes(ref.num_blocks, threads);
+  set_threads(threads);
+  const unsigned workers = static_cast<unsigned>(std::min<std::uint64_t>(
+      {detail::workers_for(kBatchKeys), detail::kMaxExchangeWorkers, ref.num_blocks}));
+  const auto& owned = owned_hashes(ref.num_blocks, workers);
   benchmark::DoNotOptimize(touch_pages(filter.data().data(), filter.data().size()));
   const Rate probe = recent_random_line_reads_per_s(bytes, threads);
   const Rate updates = recent_random_line_updates_per_s(bytes, threads);
@@ -186,8 +193,8 @@ void bm_bloom_add_owned(benchmark::State& state, std::size_t bytes, Engine engin
   std::size_t batch = 0;
   const double cpu0 = process_cpu_seconds();
   for (auto _ : state) {
-    detail::run_workers(threads, [&](unsigned w) {
-      const std::vector<std::uint64_t>& h = owned[batch * threads + w];
+    detail::run_workers(workers, [&](unsigned w) {
+      const std::vector<std::uint64_t>& h = owned[batch * workers + w];
       for (std::size_t s = 0; s < h.size(); s += detail::kHashChunk) {
         const std::size_t c = std::min(detail::kHashChunk, h.size() - s);
         kernels.bloom_add(ref, h.data() + s, c, std::min(max_ahead, h.size() - s - c));
@@ -249,9 +256,9 @@ void register_bloom_benchmarks() {
     }
   }
   // The ideal of the multi-threaded add into the largest filter, for the
-  // best target and AVX2, at every thread count.
+  // best target and AVX2, at every thread count (where there are several).
   for (const Engine* e : {all.size() > 1 ? &all[1] : nullptr, avx2_below_best(all)}) {
-    if (e == nullptr) continue;
+    if (e == nullptr || all_threads() == 1) continue;
     for (unsigned threads : thread_counts()) {
       const std::string name = std::string("bloom_add_owned/layout=cacheline512/keys=prehashed/size=") +
                                size_label(kSizes[2]) + "/engine=" + e->target + "/threads=" + std::to_string(threads);
