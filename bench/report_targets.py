@@ -89,13 +89,16 @@ def verdicts_table(b):
                  out)
 
 
+# The add into a 1 GiB filter and its ideal (bench/bloom_bench.cc's bloom_add_owned): a row each in the scaling
+# table, and the sentence that sets one against the other.
+ADD_1GIB = dict(layout="cacheline512", keys="u64", size="1GiB")
+ADD_1GIB_IDEAL = dict(layout="cacheline512", keys="prehashed", size="1GiB")
 SCALING_ROWS = (
     ("bloom_contains", dict(layout="cacheline512", keys="u64", size="256KiB"), "contains 256 KiB"),
     ("bloom_add", dict(layout="cacheline512", keys="u64", size="256KiB"), "add 256 KiB"),
     ("bloom_contains", dict(layout="cacheline512", keys="u64", size="1GiB"), "contains 1 GiB"),
-    ("bloom_add", dict(layout="cacheline512", keys="u64", size="1GiB"), "add 1 GiB"),
-    ("bloom_add_owned", dict(layout="cacheline512", keys="prehashed", size="1GiB"),
-     "add 1 GiB, ideal (below the table)"),
+    ("bloom_add", ADD_1GIB, "add 1 GiB"),
+    ("bloom_add_owned", ADD_1GIB_IDEAL, "add 1 GiB, ideal (below the table)"),
     ("hll_add", dict(keys="u64", hash="xxh64"), "HLL add XXH64"),
     ("hll_add", dict(keys="prehashed"), "HLL add pre-hashed"),
     ("bloom_add", dict(layout="cacheline512", keys="str16", size="256KiB"), "add 256 KiB, strings"),
@@ -160,9 +163,8 @@ def floors_section(b):
     # The public add at all threads against its ideal (no hashing, no exchange), per engine.
     ideal = []
     for engine in scaling_engines if b.all_threads > 1 else []:
-        add = b.get("bloom_add", engine=engine, threads=b.all_threads, layout="cacheline512", keys="u64", size="1GiB")
-        owned = b.get("bloom_add_owned", engine=engine, threads=b.all_threads, layout="cacheline512",
-                      keys="prehashed", size="1GiB")
+        add = b.get("bloom_add", engine=engine, threads=b.all_threads, **ADD_1GIB)
+        owned = b.get("bloom_add_owned", engine=engine, threads=b.all_threads, **ADD_1GIB_IDEAL)
         if add and owned and add.get("keys_per_s") and owned.get("keys_per_s"):
             ideal.append(f"{engine} {mps(add['keys_per_s'])} M keys/s against {mps(owned['keys_per_s'])} M keys/s, "
                          f"add ÷ ideal {add['keys_per_s'] / owned['keys_per_s']:.2f}")
@@ -217,7 +219,8 @@ def floors_section(b):
             "speed-up ÷ its 1-thread ÷ probe figure, whatever the code does. Hashing alone's speed-up (each thread "
             "streams its share of the keys and hashes them into a private buffer, nothing shared) shows what the "
             "machine gave work that shares nothing. "
-            + avx2_note + ideal_note + passes + vcpu_note + "On a shared machine the other work takes cores away from the all-threads runs.")
+            + avx2_note + ideal_note + passes + vcpu_note
+            + "On a shared machine the other work takes cores away from the all-threads runs.")
 
 
 def split_section(b):
