@@ -30,17 +30,18 @@ namespace hn = hwy::HWY_NAMESPACE;
 #if HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
 
 // cacheline512 add of one key, k compiled in (no loop control between the
-// probes): k read-modify-writes of the block's words. AVX-512, and AVX2 for
-// filters that miss the cache, add whole steps of eight keys with
+// probes): k read-modify-writes of the block's words, each position from a
+// scalar multiply. AVX-512 and AVX2 add whole steps of eight keys with
 // add_cacheline_groups below and leave this loop the last n % 8 keys (see
 // kAddInSteps); other targets add every key here. Earlier, on the Emerald
 // Rapids guest (AVX2, k = 6, 256 KiB, medians of 11 interleaved library
 // runs): the OR of k lines of a one-bit-per-line table, as two 32-byte
 // halves, was slower (pre-hashed 196 vs 216 M keys/s, u64 129 vs 159); masks
 // built by compare and masked OR per word group 5x slower. Every other
-// position arithmetic measured as fast or slower: bit and word from lookup
-// tables, positions from vectors stored for the scalar ORs, load/bts/store,
-// lea addresses.
+// position arithmetic measured as fast or slower there: bit and word from
+// lookup tables, positions from vectors stored for the scalar ORs,
+// load/bts/store, lea addresses. On Zen 5 the stored positions won
+// (or_key_words below).
 template <std::uint32_t kK>
 HWY_INLINE void cacheline_set(std::uint32_t* block, std::uint64_t h) {
   static_assert(kK >= 1 && kK <= layout::kMaxCachelineK);
@@ -63,12 +64,13 @@ HWY_INLINE void sbbf_set(std::uint32_t* block, std::uint64_t h) {
 }
 
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX2
-// AVX-512 and AVX2 cacheline512 add, eight keys per step, software-pipelined: the
-// probe positions of the next eight keys and their block offsets come from
-// vector multiplies (vpmulld, vpmuludq) stored to a small buffer, while this
-// step's keys build their 16-word masks in registers and write each block
-// once (AVX2: once per 32-byte half, kAddInSteps says when). The buffer is written a whole step
-// before it is read, so the reads never wait on a store still in flight.
+// AVX-512 and AVX2 cacheline512 add, eight keys per step, software-pipelined:
+// the probe positions of the next eight keys and their block offsets come
+// from vector multiplies (vpmulld, vpmuludq) stored to a small buffer, while
+// this step's keys build their 16-word masks in registers and write each
+// block once (AVX2: once per 32-byte half; or, in the cache, one word per
+// probe, kWordWrites says when). The buffer is written a whole step before it
+// is read, so the reads never wait on a store still in flight.
 //
 // Probe p at position a sets word w to bit a - 32w when that lies in
 // [0, 32). vpsrlvd gives 0 for shift counts of 32 or more, so the part is
@@ -216,21 +218,39 @@ HWY_INLINE void or_key_mask(char* block, const std::uint32_t* positions) {
 }
 #endif
 
-// Whether cacheline512 adds go in steps of eight keys (add_cacheline_groups).
-// AVX2 takes them only for filters that miss the cache (kPrefetch): there two
-// 32-byte read-modify-writes per key, in place of k word ones, keep more keys
-// in flight. Zen 5 guest, AVX2 pinned, k = 6, TSC cycles per key, median of
-// six alternated rounds' medians (kernel alone on pre-hashed keys; library
-// hash + add), word read-modify-writes against steps: 1 GiB 24.3 / 27.8
-// against 22.0 / 25.1; 32 MiB 21.5 / 24.1 against 19.6 / 23.1 (three
-// rounds); 2 MiB 9.1 / 12.1 against 8.6 / 11.7 (three rounds). In cache the
-// steps measured a little faster there too (256 KiB, hash + add: k = 6 11.2
-// against 10.5, k = 8 13.8 against 12.6, k = 1 and 16 alike), but they take
-// about 36 vector ALU operations per key at k = 6, 12 cycles on the three
-// vector ports of an Intel core without AVX-512: there the word
-// read-modify-writes stay until someone measures.
+// ORs the bit at each of the key's kK positions into its word of the block:
+// kK read-modify-writes, the positions those add_group_offsets buffered (no
+// multiply per probe, unlike cacheline_set). Used by AVX2 only (kWordWrites).
+template <std::uint32_t kK>
+HWY_INLINE void or_key_words(char* block, const std::uint32_t* positions) {
+  auto* const words = reinterpret_cast<std::uint32_t*>(block);
+  for (std::uint32_t p = 0; p < kK; ++p) words[positions[p] >> 5] |= 1u << (positions[p] & 31);
+}
+
+// Whether a step writes each key's block as k words (or_key_words) rather than
+// as a mask built in registers (or_key_mask): AVX2, for filters in the cache.
+// There the two 32-byte halves of the mask take about 36 vector ALU operations
+// per key at k = 6, and the words took the fewest cycles. Zen 5 guest, AVX2
+// pinned, 256 KiB, TSC cycles per key, scalar-multiply words (cacheline_set) /
+// masks / buffered words: the kernel alone on pre-hashed keys, medians of 15
+// alternated rounds, k = 6 6.60-6.91 / 5.79-6.20 / 5.28-5.59 (16 KiB alike), k
+// = 1 2.44 / 2.74 / 1.62, k = 8 8.43-8.94 / 7.72-8.23 / 6.60, k = 16 19.30 /
+// 17.88 / 12.39. The library's add, one thread, 2^20 keys a call, medians of 9
+// rounds, cacheline_set's words against buffered ones: u64 9.07-9.12 against
+// 7.23-7.41, pre-hashed 6.41-6.62 against 4.76-4.80 (in a busier minute
+// 8.88-10.33 against 8.42-8.80 and 6.41-7.88 against 5.55-6.01). For filters
+// that miss the cache (kPrefetch) the masks stay: two 32-byte
+// read-modify-writes per key, in place of k word ones, keep more keys in flight
+// (library, u64, masks against buffered words: 2 MiB 9.09 against 9.99, 8 MiB
+// 8.86 against 9.63, 32 MiB 11.37 against 13.06; earlier, against
+// cacheline_set's words, 1 GiB 27.8 against 25.1). Not measured on an Intel
+// core without AVX-512, where the masks would take about 12 cycles per key on
+// three vector ports and the Emerald Rapids guest once found buffered positions
+// no faster than cacheline_set's multiplies.
 template <bool kPrefetch>
-inline constexpr bool kAddInSteps = HWY_TARGET != HWY_AVX2 || kPrefetch;
+inline constexpr bool kWordWrites = HWY_TARGET == HWY_AVX2 && !kPrefetch;
+// Whether cacheline512 adds go in steps of eight keys (add_cacheline_groups).
+inline constexpr bool kAddInSteps = true;
 
 // Adds the first n - n % 8 keys; returns how many it added.
 template <bool kPrefetch, std::uint32_t kK>
@@ -256,13 +276,16 @@ std::size_t add_cacheline_groups(const detail::BloomRef& f, const std::uint64_t*
       }
       char* block = words + now.block_bytes[l];
       asm("" : "+r"(block));  // one register for the block's address
-      or_key_mask<kK>(block, now.positions + l * kBufferedProbes<kK>);
+      if constexpr (kWordWrites<kPrefetch>) {
+        or_key_words<kK>(block, now.positions + l * kBufferedProbes<kK>);
+      } else {
+        or_key_mask<kK>(block, now.positions + l * kBufferedProbes<kK>);
+      }
     }
   }
   return groups * kAddGroup;
 }
 #else
-template <bool kPrefetch>
 inline constexpr bool kAddInSteps = false;  // the per-key loop adds every key
 #endif
 
@@ -273,7 +296,7 @@ void add_loop(const detail::BloomRef& f, const std::uint64_t* hashes, std::size_
   constexpr std::uint32_t kWords =
       kLayout == BloomLayout::Cacheline512 ? layout::kCachelineWords : layout::kSbbfWords;
   std::size_t added = 0;
-  if constexpr (kLayout == BloomLayout::Cacheline512 && kAddInSteps<kPrefetch>) {
+  if constexpr (kLayout == BloomLayout::Cacheline512 && kAddInSteps) {
     added = add_cacheline_groups<kPrefetch, kK>(f, hashes, n, ahead);
     hashes += added;
     n -= added;
