@@ -116,15 +116,26 @@ const KeyPool& inserts(KeyType type) {
   return *slot;
 }
 
+// The probes a benchmark of `filter` sets its rate beside: random line reads
+// of the filter's size, and for an add, which writes its block back, random
+// line updates too. First the filter's pages are touched, so that no
+// benchmark times their first faults.
+struct FilterProbes {
+  Rate reads, updates;
+};
+FilterProbes filter_probes(const BloomFilter& filter, unsigned threads, bool add) {
+  const std::size_t bytes = filter.data().size();
+  benchmark::DoNotOptimize(touch_pages(filter.data().data(), bytes));
+  return {recent_random_line_reads_per_s(bytes, threads),
+          add ? recent_random_line_updates_per_s(bytes, threads) : Rate{}};
+}
+
 void bm_bloom(benchmark::State& state, Op op, BloomLayout layout, KeyType type, std::size_t bytes,
               Engine engine, unsigned threads) {
   const KeyPool& pool = op == Op::Add ? inserts(type) : queries(type, bytes);
   BloomFilter* target = op == Op::Add ? &empty(layout, bytes) : nullptr;
   const BloomFilter& filter = op == Op::Add ? *target : loaded(layout, bytes);
-  benchmark::DoNotOptimize(touch_pages(filter.data().data(), filter.data().size()));
-  const Rate probe = recent_random_line_reads_per_s(bytes, threads);
-  // An add writes its block back: beside the read probe, the update probe.
-  const Rate updates = op == Op::Add ? recent_random_line_updates_per_s(bytes, threads) : Rate{};
+  const FilterProbes probes = filter_probes(filter, threads, op == Op::Add);
   engine.apply(threads);
   std::vector<std::uint8_t> out(kBatchKeys);
   std::size_t batch = 0;
@@ -142,7 +153,7 @@ void bm_bloom(benchmark::State& state, Op op, BloomLayout layout, KeyType type, 
     benchmark::ClobberMemory();
   }
   const double cpu = process_cpu_seconds() - cpu0;
-  report(state, kBatchKeys, threads, cpu, probe, last_served().target, updates);
+  report(state, kBatchKeys, threads, cpu, probes.reads, last_served().target, probes.updates);
   if (op == Op::Count && state.iterations() > 0) {
     state.counters["hit_rate"] = static_cast<double>(hits) / (state.iterations() * double(kBatchKeys));
   }
@@ -185,9 +196,7 @@ void bm_bloom_add_owned(benchmark::State& state, std::size_t bytes, Engine engin
   const unsigned workers = static_cast<unsigned>(std::min<std::uint64_t>(
       {detail::workers_for(kBatchKeys), detail::kMaxExchangeWorkers, ref.num_blocks}));
   const auto& owned = owned_hashes(ref.num_blocks, workers);
-  benchmark::DoNotOptimize(touch_pages(filter.data().data(), filter.data().size()));
-  const Rate probe = recent_random_line_reads_per_s(bytes, threads);
-  const Rate updates = recent_random_line_updates_per_s(bytes, threads);
+  const FilterProbes probes = filter_probes(filter, threads, true);
   const detail::CpuKernels& kernels = kernels_of(engine);
   const std::size_t max_ahead = detail::bloom_prefetch_keys_ahead(bytes);
   std::size_t batch = 0;
@@ -204,7 +213,7 @@ void bm_bloom_add_owned(benchmark::State& state, std::size_t bytes, Engine engin
     benchmark::ClobberMemory();
   }
   const double cpu = process_cpu_seconds() - cpu0;
-  report(state, kBatchKeys, threads, cpu, probe, engine.target, updates);
+  report(state, kBatchKeys, threads, cpu, probes.reads, engine.target, probes.updates);
 }
 
 void add_one(Op op, BloomLayout layout, KeyType type, std::size_t bytes, const Engine& e, unsigned threads) {
