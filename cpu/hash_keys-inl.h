@@ -28,9 +28,11 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 #if HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
 
-// Strings in vectors need a native 64-bit multiply. HLL add of 16-byte strings
-// in cache, one thread, M keys/s: AVX3 vector 370-390 vs scalar loop 205-220;
-// AVX2 (4 lanes, emulated multiply) vector 126-138 vs scalar loop 180-214.
+// Strings of any length in vectors need a native 64-bit multiply. HLL add of
+// 16-byte strings in cache, one thread, M keys/s: AVX3 vector 370-390 vs
+// scalar loop 205-220; AVX2 (4 lanes, emulated multiply, one vector at a
+// time, gathered) vector 126-138 vs scalar loop 180-214. Batches of 16-byte
+// strings alone are pipelined on AVX2 too (hash_width16_pipelined).
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
 inline constexpr bool kVectorStrings = true;
 #else
@@ -124,20 +126,87 @@ HWY_INLINE std::uint64_t uniform_width(const Offset* offsets, std::size_t count)
   return differ == 0 ? width : 0;
 }
 
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
-// Eight strings of exactly 8 or 16 bytes (fixed-width keys: ids, UUIDs,
-// IPv6 addresses) lie back to back in 64 or 128 bytes: plain loads, and for
-// 16 bytes one two-table permute per 8-byte lane, instead of gathers.
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX2
+// Strings of exactly 16 bytes (fixed-width keys: UUIDs, IPv6 addresses) lie
+// back to back: a vector's worth are read with plain loads and split into
+// their first and second 8 bytes, instead of gathered.
+inline constexpr bool kString16Vectors = true;
 
-// Eight 16-byte strings back to back, four in x and four in y: their first
-// (kHalf = 0) or second (kHalf = 1) 8 bytes, string i in lane i.
-template <int kHalf>
-HWY_INLINE V64 string16_halves(__m512i x, __m512i y) {
-  static_assert(kHalf == 0 || kHalf == 1);
-  const __m512i lanes = _mm512_set_epi64(14 + kHalf, 12 + kHalf, 10 + kHalf, 8 + kHalf, 6 + kHalf,
-                                         4 + kHalf, 2 + kHalf, kHalf);
-  return V64{_mm512_permutex2var_epi64(x, lanes, y)};
+struct String16Halves {
+  V64 first, second;  // string i's first and second 8 bytes in lane i
+};
+
+// The Lanes(D64) 16-byte strings from p: AVX-512 reads eight with two loads
+// and one two-table permute per half; AVX2 four, with an unpack and a lane
+// permute per half.
+HWY_INLINE String16Halves load_string16_halves(const std::uint8_t* p) {
+#if HWY_TARGET == HWY_AVX2
+  const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  const __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32));
+  // Per 128-bit half: strings 0 and 2, then 1 and 3; 0xD8 puts them in order.
+  return {V64{_mm256_permute4x64_epi64(_mm256_unpacklo_epi64(x, y), 0xD8)},
+          V64{_mm256_permute4x64_epi64(_mm256_unpackhi_epi64(x, y), 0xD8)}};
+#else
+  const __m512i x = _mm512_loadu_si512(p), y = _mm512_loadu_si512(p + 64);
+  const __m512i first = _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0);
+  const __m512i second = _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1);
+  return {V64{_mm512_permutex2var_epi64(x, first, y)},
+          V64{_mm512_permutex2var_epi64(x, second, y)}};
+#endif
 }
+
+// A whole batch of 16-byte strings back to back from p, as a software
+// pipeline (hash-inl.h says why): six stages of at most two independent
+// multiplies, each step advancing five vectors in flight by one stage. The two
+// 8-byte lanes a and b are mixed apart (stages 0-1), folded into h one after
+// the other (2-3) and h is finished (4-5), Lane8Steps' pieces in the one-shot
+// order. Hashes `vectors` groups of Lanes(D64) strings. On AVX2, whose 64-bit
+// multiplies are emulated (mul64), it is 1.5x as fast as the scalar loop
+// (hash_each_of_width): Zen 5 guest, AVX2 pinned, 16-byte strings, one thread,
+// TSC cycles per key, medians of 9 alternated rounds, two runs: hashing alone
+// 7.66-8.60 against 5.09-5.36, the library's HLL add 10.66-11.33 against
+// 7.00-7.08, Bloom add (256 KiB) 15.80-16.12 against 11.30-11.88. One vector
+// at a time (no pipeline) measured 7.07-7.29, one vector and four scalar keys
+// per step 7.04-7.09. (u64 keys on AVX2 gained nothing from their pipeline:
+// hash-inl.h.)
+template <bool kXxh>
+HWY_INLINE void hash_width16_pipelined(const std::uint8_t* p, std::size_t vectors, HashSpec spec,
+                                       std::uint64_t* out) {
+  const D64 d;
+  const std::size_t n = hn::Lanes(d);
+  using Steps = Lane8Steps<kXxh>;
+  const V64 start = hn::Set(d, Steps::start(spec.seed, 16));
+  // State after stage S of the vector loaded S + 1 steps ago.
+  V64 a0 = hn::Zero(d), b0 = a0, a1 = a0, b1 = a0, h2 = a0, b2 = a0, h3 = a0, h4 = a0;
+  const auto step = [&](std::size_t load, std::size_t store, bool loads, bool stores) {
+    if (stores) hn::StoreU(Steps::finish1(h4), d, out + store);
+    h4 = Steps::finish0(h3);
+    h3 = Steps::fold(h2, b2);
+    h2 = Steps::fold(start, a1);
+    b2 = b1;
+    a1 = Steps::mix1(a0);
+    b1 = Steps::mix1(b0);
+    if (loads) {
+      const std::uint8_t* g = p + load * 16;
+      for (std::size_t b = 0; b < 16 * n; b += 64) prefetch_stream(g + b);
+      const String16Halves halves = load_string16_halves(g);
+      a0 = Steps::mix0(halves.first);
+      b0 = Steps::mix0(halves.second);
+    }
+  };
+  run_pipeline(vectors, n, 5, step);  // stages 0..5: stored five steps after the load
+}
+#else
+inline constexpr bool kString16Vectors = false;
+template <bool kXxh>
+HWY_INLINE void hash_width16_pipelined(const std::uint8_t*, std::size_t, HashSpec, std::uint64_t*) {
+  // never called: kString16Vectors is false
+}
+#endif
+
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+// Eight strings of exactly 8 or 16 bytes lie back to back in 64 or 128
+// bytes: plain loads (load_string16_halves) instead of gathers.
 
 template <bool kXxh, std::uint64_t kLen>
 HWY_INLINE V64 hash_fixed_width_strings(const std::uint8_t* p, HashSpec spec) {
@@ -148,9 +217,9 @@ HWY_INLINE V64 hash_fixed_width_strings(const std::uint8_t* p, HashSpec spec) {
     step(hn::LoadU(d, reinterpret_cast<const std::uint64_t*>(p)));
   } else {
     static_assert(kLen == 16);
-    const __m512i a = _mm512_loadu_si512(p), b = _mm512_loadu_si512(p + 64);
-    step(string16_halves<0>(a, b));
-    step(string16_halves<1>(a, b));
+    const String16Halves halves = load_string16_halves(p);
+    step(halves.first);
+    step(halves.second);
   }
   return Lane8Steps<kXxh>::finish(h);
 }
@@ -174,40 +243,6 @@ HWY_INLINE bool hash_fixed_width_group(const std::uint8_t* data, V64 lo, V64 len
   }
   hn::StoreU(h, d, out);
   return true;
-}
-
-// A whole batch of 16-byte strings back to back from p, as a software
-// pipeline (hash-inl.h says why): six stages of at most two independent
-// multiplies, each step advancing five vectors in flight by one stage. The two
-// 8-byte lanes a and b are mixed apart (stages 0-1), folded into h one after
-// the other (2-3) and h is finished (4-5), Lane8Steps' pieces in the one-shot
-// order. Hashes `vectors` groups of 8 strings.
-template <bool kXxh>
-HWY_INLINE void hash_width16_pipelined(const std::uint8_t* p, std::size_t vectors, HashSpec spec,
-                                       std::uint64_t* out) {
-  const D64 d;
-  using Steps = Lane8Steps<kXxh>;
-  const V64 start = hn::Set(d, Steps::start(spec.seed, 16));
-  // State after stage S of the vector loaded S + 1 steps ago.
-  V64 a0 = hn::Zero(d), b0 = a0, a1 = a0, b1 = a0, h2 = a0, b2 = a0, h3 = a0, h4 = a0;
-  const auto step = [&](std::size_t load, std::size_t store, bool loads, bool stores) {
-    if (stores) hn::StoreU(Steps::finish1(h4), d, out + store);
-    h4 = Steps::finish0(h3);
-    h3 = Steps::fold(h2, b2);
-    h2 = Steps::fold(start, a1);
-    b2 = b1;
-    a1 = Steps::mix1(a0);
-    b1 = Steps::mix1(b0);
-    if (loads) {
-      const std::uint8_t* g = p + load * 16;
-      prefetch_stream(g);
-      prefetch_stream(g + 64);
-      const __m512i x = _mm512_loadu_si512(g), y = _mm512_loadu_si512(g + 64);
-      a0 = Steps::mix0(string16_halves<0>(x, y));
-      b0 = Steps::mix0(string16_halves<1>(x, y));
-    }
-  };
-  run_pipeline(vectors, hn::Lanes(d), 5, step);  // stages 0..5: stored five steps after the load
 }
 
 // Hashes the leading whole vectors of a batch of fixed-width 8- or 16-byte
@@ -289,6 +324,7 @@ void hash_strings(const detail::KeyBatch& keys, std::size_t begin, std::size_t c
 // hashing alone 10.38 against 7.91, the library's HLL add 13.20 against
 // 10.21, Bloom add (256 KiB) 17.34 against 15.16; 8-byte strings 7.75
 // against 4.85 hashing alone. SSE4, hashing alone: 10.76 against 8.23.
+// AVX2 hashes the whole vectors of 16-byte strings faster still, pipelined.
 template <std::size_t kWidth>
 HWY_INLINE void hash_each_of_width(const std::uint8_t* p, std::size_t count, HashSpec spec,
                                    std::uint64_t* out) {
@@ -312,7 +348,16 @@ void hash_string_keys(const detail::KeyBatch& keys, std::size_t begin, std::size
     const auto* offsets = static_cast<const Offset*>(keys.keys) + begin;
     const std::uint64_t width = count != 0 ? uniform_width(offsets, count) : 0;
     const std::uint8_t* first = width != 0 ? keys.data + offsets[0] : nullptr;
-    if (width == 16) return hash_each_of_width<16>(first, count, spec, out);
+    if (width == 16) {
+      std::size_t done = 0;
+      if constexpr (kString16Vectors) {
+        const std::size_t vectors = count / hn::Lanes(D64());
+        spec.kind == HashKind::Xxh64 ? hash_width16_pipelined<true>(first, vectors, spec, out)
+                                     : hash_width16_pipelined<false>(first, vectors, spec, out);
+        done = vectors * hn::Lanes(D64());
+      }
+      return hash_each_of_width<16>(first + 16 * done, count - done, spec, out + done);
+    }
     if (width == 8) return hash_each_of_width<8>(first, count, spec, out);
     detail::hash_keys_reference(keys, begin, count, spec, out);
   }
