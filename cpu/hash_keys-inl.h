@@ -352,8 +352,10 @@ void hash_string_keys(const detail::KeyBatch& keys, std::size_t begin, std::size
       std::size_t done = 0;
       if constexpr (kString16Vectors) {
         const std::size_t vectors = count / hn::Lanes(D64());
-        spec.kind == HashKind::Xxh64 ? hash_width16_pipelined<true>(first, vectors, spec, out)
-                                     : hash_width16_pipelined<false>(first, vectors, spec, out);
+        if (vectors != 0) {
+          spec.kind == HashKind::Xxh64 ? hash_width16_pipelined<true>(first, vectors, spec, out)
+                                       : hash_width16_pipelined<false>(first, vectors, spec, out);
+        }
         done = vectors * hn::Lanes(D64());
       }
       return hash_each_of_width<16>(first + 16 * done, count - done, spec, out + done);
