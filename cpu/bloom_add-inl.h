@@ -32,8 +32,9 @@ namespace hn = hwy::HWY_NAMESPACE;
 // cacheline512 add of one key, k compiled in (no loop control between the
 // probes): k read-modify-writes of the block's words, each position from a
 // scalar multiply. AVX-512 and AVX2 add whole steps of eight keys with
-// add_cacheline_groups below and leave this loop the last n % 8 keys (see
-// kAddInSteps); other targets add every key here. Earlier, on the Emerald
+// add_cacheline_groups below and leave this loop the last n % 8 keys
+// (kAddInSteps; kWordWrites says how AVX2 writes a step); other targets add
+// every key here. Earlier, on the Emerald
 // Rapids guest (AVX2, k = 6, 256 KiB, medians of 11 interleaved library
 // runs): the OR of k lines of a one-bit-per-line table, as two 32-byte
 // halves, was slower (pre-hashed 196 vs 216 M keys/s, u64 129 vs 159); masks
@@ -242,8 +243,8 @@ HWY_INLINE void or_key_words(char* block, const std::uint32_t* positions) {
 // that miss the cache (kPrefetch) the masks stay: two 32-byte
 // read-modify-writes per key, in place of k word ones, keep more keys in flight
 // (library, u64, masks against buffered words: 2 MiB 9.09 against 9.99, 8 MiB
-// 8.86 against 9.63, 32 MiB 11.37 against 13.06; earlier, against
-// cacheline_set's words, 1 GiB 27.8 against 25.1). Not measured on an Intel
+// 8.86 against 9.63, 32 MiB 11.37 against 13.06; earlier, masks against
+// cacheline_set's words, 1 GiB 25.1 against 27.8). Not measured on an Intel
 // core without AVX-512, where the masks would take about 12 cycles per key on
 // three vector ports and the Emerald Rapids guest once found buffered positions
 // no faster than cacheline_set's multiplies.

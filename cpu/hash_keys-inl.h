@@ -1,6 +1,9 @@
 // Per-target hash_keys: every key kind -> 64-bit hashes. Fixed-width keys use
-// hash-inl.h; Arrow-style string batches are hashed one string per 64-bit
-// lane, each lane walking its own string with gathers, for both XXH64 and
+// hash-inl.h. Arrow-style string batches: on AVX-512 one string per 64-bit
+// lane, each lane walking its own string with gathers; elsewhere the
+// reference's loop. Batches of strings all 8 or all 16 bytes long take
+// fixed-width paths everywhere: plain vector loads (AVX-512; AVX2 for 16
+// bytes) or the reference's hash with the width compiled in. Both XXH64 and
 // MurmurHash64A. tests/simd_kernels_test.cc holds the results to the scalar
 // reference for lengths 0..300 and every alignment.
 
@@ -163,7 +166,8 @@ HWY_INLINE String16Halves load_string16_halves(const std::uint8_t* p) {
 // order. Hashes `vectors` groups of Lanes(D64) strings. On AVX2, whose 64-bit
 // multiplies are emulated (mul64), it is 1.5x as fast as the scalar loop
 // (hash_each_of_width): Zen 5 guest, AVX2 pinned, 16-byte strings, one thread,
-// TSC cycles per key, medians of 9 alternated rounds, two runs: hashing alone
+// TSC cycles per key, medians of 9 alternated rounds, two runs, the scalar
+// loop against the pipeline: hashing alone
 // 7.66-8.60 against 5.09-5.36, the library's HLL add 10.66-11.33 against
 // 7.00-7.08, Bloom add (256 KiB) 15.80-16.12 against 11.30-11.88. One vector
 // at a time (no pipeline) measured 7.07-7.29, one vector and four scalar keys
@@ -323,8 +327,9 @@ void hash_strings(const detail::KeyBatch& keys, std::size_t begin, std::size_t c
 // alternated rounds, the reference's loop for any width against this:
 // hashing alone 10.38 against 7.91, the library's HLL add 13.20 against
 // 10.21, Bloom add (256 KiB) 17.34 against 15.16; 8-byte strings 7.75
-// against 4.85 hashing alone. SSE4, hashing alone: 10.76 against 8.23.
-// AVX2 hashes the whole vectors of 16-byte strings faster still, pipelined.
+// against 4.85 hashing alone. SSE4, hashing alone: 10.76 against 8.23. The
+// Arm targets take this path too, unmeasured. AVX2 hashes the whole vectors
+// of 16-byte strings faster still, pipelined.
 template <std::size_t kWidth>
 HWY_INLINE void hash_each_of_width(const std::uint8_t* p, std::size_t count, HashSpec spec,
                                    std::uint64_t* out) {

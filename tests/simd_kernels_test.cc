@@ -185,7 +185,7 @@ struct StringColumn {
   // Fixed::Mostly: every string is max_len bytes long except those that
   // rng() % 16 picks (about one in sixteen: groups of one length and mixed
   // ones). Fixed::All: every string is max_len bytes long (a batch of
-  // fixed-width keys, which AVX-512 hashes as one pipeline).
+  // fixed-width keys, which every target hashes by a fixed-width path).
   enum class Fixed { No, Mostly, All };
   StringColumn(std::mt19937_64& rng, std::size_t n, std::size_t max_len, std::size_t first, Fixed fixed = Fixed::No) {
     off64.push_back(static_cast<std::int64_t>(first));
@@ -194,6 +194,15 @@ struct StringColumn {
       const std::size_t len = full ? max_len : rng() % (max_len + 1);
       off64.push_back(off64.back() + static_cast<std::int64_t>(len));
     }
+    fill(rng);
+  }
+  // Strings of the given lengths, from offset 0.
+  StringColumn(std::mt19937_64& rng, const std::vector<std::size_t>& lengths) {
+    off64.push_back(0);
+    for (std::size_t len : lengths) off64.push_back(off64.back() + static_cast<std::int64_t>(len));
+    fill(rng);
+  }
+  void fill(std::mt19937_64& rng) {
     data.resize(static_cast<std::size_t>(off64.back()));
     for (auto& b : data) b = static_cast<std::uint8_t>(rng());
     off32.assign(off64.begin(), off64.end());
@@ -226,8 +235,8 @@ TEST_F(SimdKernels, HashStringsMatchScalar) {
   for (std::size_t len : {7, 8, 9, 15, 16, 17}) {  // fixed-width keys
     columns.emplace_back(rng_, 203, len, len % 3, StringColumn::Fixed::Mostly);
     columns.emplace_back(rng_, 64, len, 0, StringColumn::Fixed::Mostly);
-    // One width throughout: 0 to 25 whole vectors of 8 (the pipeline's fill
-    // and drain), with and without a tail.
+    // One width throughout: 0 to 25 whole vectors of 8 (AVX-512's pipeline's
+    // fill and drain; AVX2's vectors hold 4), with and without a tail.
     for (std::size_t n : {5, 8, 13, 16, 24, 40, 47, 48, 56, 203}) {
       columns.emplace_back(rng_, n, len, n % 3, StringColumn::Fixed::All);
     }
@@ -254,6 +263,45 @@ TEST_F(SimdKernels, HashStringsMatchScalar) {
                       std::vector<std::uint64_t>(got.data(), got.data() + count))
                 << "kind " << int(kind) << " strings " << kb.n << " bytes " << col.data.size()
                 << " begin " << begin << " seed " << spec.seed;
+          }
+        }
+      }
+    }
+  }
+}
+
+// Windows of a column, as the bulk driver hashes it a chunk at a time: runs
+// of one width inside a mixed column (begin and count anywhere), and runs
+// whose lengths add up to width x count without being one width (lengths
+// cycling through width, width + 1 and width - 1: a window that starts with a
+// string of the width and holds whole cycles, plus at most one more string,
+// passes every check but the scan of uniform_width), which the fixed-width
+// paths must leave to the general ones.
+TEST_F(SimdKernels, HashStringWindowsMatchScalar) {
+  const HashSpec specs[] = {HashSpec{}, HashSpec::redis()};
+  std::vector<StringColumn> columns;
+  for (std::size_t width : {8, 16}) {
+    columns.emplace_back(rng_, 160, width, 3, StringColumn::Fixed::Mostly);
+    std::vector<std::size_t> cycling(96);
+    for (std::size_t i = 0; i < cycling.size(); ++i) cycling[i] = width - 1 + (i + 1) % 3;
+    columns.emplace_back(rng_, cycling);
+  }
+  for (const SimdTarget* t : targets_) {
+    SCOPED_TRACE(t->name);
+    for (const StringColumn& col : columns) {
+      for (KeyKind kind : {KeyKind::Offsets32, KeyKind::Offsets64}) {
+        const KeyBatch kb = col.batch(kind);
+        for (const HashSpec& spec : specs) {
+          std::vector<std::uint64_t> want(kb.n);
+          scalar_kernels().hash(kb, 0, kb.n, spec, want.data());
+          for (std::size_t begin : {0, 1, 2, 3, 5, 8, 13, 39, 40}) {
+            for (std::size_t count = 0; count <= std::min<std::size_t>(70, kb.n - begin); ++count) {
+              Misaligned<std::uint64_t> got(count, 1);
+              t->kernels->hash(kb, begin, count, spec, got.data());
+              ASSERT_EQ(std::vector<std::uint64_t>(want.begin() + begin, want.begin() + begin + count),
+                        std::vector<std::uint64_t>(got.data(), got.data() + count))
+                  << "kind " << int(kind) << " strings " << kb.n << " begin " << begin << " count " << count;
+            }
           }
         }
       }
