@@ -219,6 +219,28 @@ struct StringColumn {
   }
 };
 
+// check(target, column, batch, spec, want) for every target, column, offset
+// width and spec, want the reference's hashes of the whole column; stops at
+// the first fatal failure.
+template <class Check>
+void for_each_string_case(const std::vector<const SimdTarget*>& targets, const std::vector<StringColumn>& columns,
+                          std::span<const HashSpec> specs, const Check& check) {
+  for (const SimdTarget* t : targets) {
+    SCOPED_TRACE(t->name);
+    for (const StringColumn& col : columns) {
+      for (KeyKind kind : {KeyKind::Offsets32, KeyKind::Offsets64}) {
+        const KeyBatch kb = col.batch(kind);
+        for (const HashSpec& spec : specs) {
+          std::vector<std::uint64_t> want(kb.n);
+          scalar_kernels().hash(kb, 0, kb.n, spec, want.data());
+          check(*t, col, kb, spec, want);
+          if (::testing::Test::HasFatalFailure()) return;
+        }
+      }
+    }
+  }
+}
+
 // Strings are hashed in vector lanes whose 8-byte reads must stay inside the
 // data: every length 0..300 (short ones in every lane position, long ones
 // mixed in), data of 0..20 bytes, every start and count of a sub-batch.
@@ -241,33 +263,26 @@ TEST_F(SimdKernels, HashStringsMatchScalar) {
       columns.emplace_back(rng_, n, len, n % 3, StringColumn::Fixed::All);
     }
   }
-  for (const SimdTarget* t : targets_) {
-    SCOPED_TRACE(t->name);
-    for (const StringColumn& col : columns) {
-      for (KeyKind kind : {KeyKind::Offsets32, KeyKind::Offsets64}) {
-        const KeyBatch kb = col.batch(kind);
-        for (const HashSpec& spec : specs) {
-          std::vector<std::uint64_t> want(kb.n);
-          scalar_kernels().hash(kb, 0, kb.n, spec, want.data());
-          for (std::size_t l = 0; l < kb.n; ++l) {  // the reference is the layout function
-            const auto at = static_cast<std::size_t>(col.off64[l]);
-            ASSERT_EQ(want[l], layout::hash_bytes(spec, col.data.data() + at,
-                                                  static_cast<std::size_t>(col.off64[l + 1]) - at));
-          }
-          for (std::size_t begin : {std::size_t{0}, std::size_t{1}, std::size_t{5}}) {
-            if (begin > kb.n) continue;
-            const std::size_t count = kb.n - begin;
-            Misaligned<std::uint64_t> got(count, 1);
-            t->kernels->hash(kb, begin, count, spec, got.data());
-            ASSERT_EQ(std::vector<std::uint64_t>(want.begin() + begin, want.end()),
-                      std::vector<std::uint64_t>(got.data(), got.data() + count))
-                << "kind " << int(kind) << " strings " << kb.n << " bytes " << col.data.size()
-                << " begin " << begin << " seed " << spec.seed;
-          }
-        }
-      }
-    }
-  }
+  for_each_string_case(targets_, columns, specs,
+                       [](const SimdTarget& t, const StringColumn& col, const KeyBatch& kb, const HashSpec& spec,
+                          const std::vector<std::uint64_t>& want) {
+                         for (std::size_t l = 0; l < kb.n; ++l) {  // the reference is the layout function
+                           const auto at = static_cast<std::size_t>(col.off64[l]);
+                           ASSERT_EQ(want[l],
+                                     layout::hash_bytes(spec, col.data.data() + at,
+                                                        static_cast<std::size_t>(col.off64[l + 1]) - at));
+                         }
+                         for (std::size_t begin : {std::size_t{0}, std::size_t{1}, std::size_t{5}}) {
+                           if (begin > kb.n) continue;
+                           const std::size_t count = kb.n - begin;
+                           Misaligned<std::uint64_t> got(count, 1);
+                           t.kernels->hash(kb, begin, count, spec, got.data());
+                           ASSERT_EQ(std::vector<std::uint64_t>(want.begin() + begin, want.end()),
+                                     std::vector<std::uint64_t>(got.data(), got.data() + count))
+                               << "kind " << int(kb.kind) << " strings " << kb.n << " bytes " << col.data.size()
+                               << " begin " << begin << " seed " << spec.seed;
+                         }
+                       });
 }
 
 // Windows of a column, as the bulk driver hashes it a chunk at a time: runs
@@ -286,27 +301,21 @@ TEST_F(SimdKernels, HashStringWindowsMatchScalar) {
     for (std::size_t i = 0; i < cycling.size(); ++i) cycling[i] = width - 1 + (i + 1) % 3;
     columns.emplace_back(rng_, cycling);
   }
-  for (const SimdTarget* t : targets_) {
-    SCOPED_TRACE(t->name);
-    for (const StringColumn& col : columns) {
-      for (KeyKind kind : {KeyKind::Offsets32, KeyKind::Offsets64}) {
-        const KeyBatch kb = col.batch(kind);
-        for (const HashSpec& spec : specs) {
-          std::vector<std::uint64_t> want(kb.n);
-          scalar_kernels().hash(kb, 0, kb.n, spec, want.data());
-          for (std::size_t begin : {0, 1, 2, 3, 5, 8, 13, 39, 40}) {
-            for (std::size_t count = 0; count <= std::min<std::size_t>(70, kb.n - begin); ++count) {
-              Misaligned<std::uint64_t> got(count, 1);
-              t->kernels->hash(kb, begin, count, spec, got.data());
-              ASSERT_EQ(std::vector<std::uint64_t>(want.begin() + begin, want.begin() + begin + count),
-                        std::vector<std::uint64_t>(got.data(), got.data() + count))
-                  << "kind " << int(kind) << " strings " << kb.n << " begin " << begin << " count " << count;
-            }
-          }
-        }
-      }
-    }
-  }
+  for_each_string_case(targets_, columns, specs,
+                       [](const SimdTarget& t, const StringColumn&, const KeyBatch& kb, const HashSpec& spec,
+                          const std::vector<std::uint64_t>& want) {
+                         for (std::size_t begin : {0, 1, 2, 3, 5, 8, 13, 39, 40}) {
+                           for (std::size_t count = 0; count <= std::min<std::size_t>(70, kb.n - begin); ++count) {
+                             Misaligned<std::uint64_t> got(count, 1);
+                             t.kernels->hash(kb, begin, count, spec, got.data());
+                             ASSERT_EQ(
+                                 std::vector<std::uint64_t>(want.begin() + begin, want.begin() + begin + count),
+                                 std::vector<std::uint64_t>(got.data(), got.data() + count))
+                                 << "kind " << int(kb.kind) << " strings " << kb.n << " begin " << begin << " count "
+                                 << count;
+                           }
+                         }
+                       });
 }
 
 struct Filter {
