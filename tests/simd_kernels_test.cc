@@ -263,26 +263,25 @@ TEST_F(SimdKernels, HashStringsMatchScalar) {
       columns.emplace_back(rng_, n, len, n % 3, StringColumn::Fixed::All);
     }
   }
-  for_each_string_case(targets_, columns, specs,
-                       [](const SimdTarget& t, const StringColumn& col, const KeyBatch& kb, const HashSpec& spec,
-                          const std::vector<std::uint64_t>& want) {
-                         for (std::size_t l = 0; l < kb.n; ++l) {  // the reference is the layout function
-                           const auto at = static_cast<std::size_t>(col.off64[l]);
-                           ASSERT_EQ(want[l],
-                                     layout::hash_bytes(spec, col.data.data() + at,
-                                                        static_cast<std::size_t>(col.off64[l + 1]) - at));
-                         }
-                         for (std::size_t begin : {std::size_t{0}, std::size_t{1}, std::size_t{5}}) {
-                           if (begin > kb.n) continue;
-                           const std::size_t count = kb.n - begin;
-                           Misaligned<std::uint64_t> got(count, 1);
-                           t.kernels->hash(kb, begin, count, spec, got.data());
-                           ASSERT_EQ(std::vector<std::uint64_t>(want.begin() + begin, want.end()),
-                                     std::vector<std::uint64_t>(got.data(), got.data() + count))
-                               << "kind " << int(kb.kind) << " strings " << kb.n << " bytes " << col.data.size()
-                               << " begin " << begin << " seed " << spec.seed;
-                         }
-                       });
+  const auto check = [](const SimdTarget& t, const StringColumn& col, const KeyBatch& kb, const HashSpec& spec,
+                        const std::vector<std::uint64_t>& want) {
+    for (std::size_t l = 0; l < kb.n; ++l) {  // the reference is the layout function
+      const auto at = static_cast<std::size_t>(col.off64[l]);
+      ASSERT_EQ(want[l],
+                layout::hash_bytes(spec, col.data.data() + at, static_cast<std::size_t>(col.off64[l + 1]) - at));
+    }
+    for (std::size_t begin : {std::size_t{0}, std::size_t{1}, std::size_t{5}}) {
+      if (begin > kb.n) continue;
+      const std::size_t count = kb.n - begin;
+      Misaligned<std::uint64_t> got(count, 1);
+      t.kernels->hash(kb, begin, count, spec, got.data());
+      ASSERT_EQ(std::vector<std::uint64_t>(want.begin() + begin, want.end()),
+                std::vector<std::uint64_t>(got.data(), got.data() + count))
+          << "kind " << int(kb.kind) << " strings " << kb.n << " bytes " << col.data.size() << " begin " << begin
+          << " seed " << spec.seed;
+    }
+  };
+  for_each_string_case(targets_, columns, specs, check);
 }
 
 // Windows of a column, as the bulk driver hashes it a chunk at a time: runs
@@ -301,21 +300,19 @@ TEST_F(SimdKernels, HashStringWindowsMatchScalar) {
     for (std::size_t i = 0; i < cycling.size(); ++i) cycling[i] = width - 1 + (i + 1) % 3;
     columns.emplace_back(rng_, cycling);
   }
-  for_each_string_case(targets_, columns, specs,
-                       [](const SimdTarget& t, const StringColumn&, const KeyBatch& kb, const HashSpec& spec,
-                          const std::vector<std::uint64_t>& want) {
-                         for (std::size_t begin : {0, 1, 2, 3, 5, 8, 13, 39, 40}) {
-                           for (std::size_t count = 0; count <= std::min<std::size_t>(70, kb.n - begin); ++count) {
-                             Misaligned<std::uint64_t> got(count, 1);
-                             t.kernels->hash(kb, begin, count, spec, got.data());
-                             ASSERT_EQ(
-                                 std::vector<std::uint64_t>(want.begin() + begin, want.begin() + begin + count),
-                                 std::vector<std::uint64_t>(got.data(), got.data() + count))
-                                 << "kind " << int(kb.kind) << " strings " << kb.n << " begin " << begin << " count "
-                                 << count;
-                           }
-                         }
-                       });
+  const auto check = [](const SimdTarget& t, const StringColumn&, const KeyBatch& kb, const HashSpec& spec,
+                        const std::vector<std::uint64_t>& want) {
+    for (std::size_t begin : {0, 1, 2, 3, 5, 8, 13, 39, 40}) {
+      for (std::size_t count = 0; count <= std::min<std::size_t>(70, kb.n - begin); ++count) {
+        Misaligned<std::uint64_t> got(count, 1);
+        t.kernels->hash(kb, begin, count, spec, got.data());
+        ASSERT_EQ(std::vector<std::uint64_t>(want.begin() + begin, want.begin() + begin + count),
+                  std::vector<std::uint64_t>(got.data(), got.data() + count))
+            << "kind " << int(kb.kind) << " strings " << kb.n << " begin " << begin << " count " << count;
+      }
+    }
+  };
+  for_each_string_case(targets_, columns, specs, check);
 }
 
 struct Filter {
