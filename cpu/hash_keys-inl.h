@@ -158,24 +158,23 @@ HWY_INLINE String16Halves load_string16_halves(const std::uint8_t* p) {
 #endif
 }
 
-// A whole batch of 16-byte strings back to back from p, as a software
-// pipeline (hash-inl.h says why): six stages of at most two independent
-// multiplies, each step advancing five vectors in flight by one stage. The two
-// 8-byte lanes a and b are mixed apart (stages 0-1), folded into h one after
-// the other (2-3) and h is finished (4-5), Lane8Steps' pieces in the one-shot
-// order. Hashes `vectors` groups of Lanes(D64) strings. On AVX2, whose 64-bit
-// multiplies are emulated (mul64), it is 1.5x as fast as the scalar loop
-// (hash_each_of_width): Zen 5 guest, AVX2 pinned, 16-byte strings, one thread,
-// TSC cycles per key, medians of 9 alternated rounds, two runs, the scalar
-// loop against the pipeline: hashing alone
-// 7.66-8.60 against 5.09-5.36, the library's HLL add 10.66-11.33 against
-// 7.00-7.08, Bloom add (256 KiB) 15.80-16.12 against 11.30-11.88. One vector
-// at a time (no pipeline) measured 7.07-7.29, one vector and four scalar keys
-// per step 7.04-7.09. (u64 keys on AVX2 gained nothing from their pipeline:
-// hash-inl.h.)
+// A whole batch of 16-byte strings back to back from p, as a software pipeline
+// (hash-inl.h says why): six stages of at most two independent multiplies, each
+// step advancing five vectors in flight by one stage. The two 8-byte lanes a
+// and b are mixed apart (stages 0-1), folded into h one after the other (2-3)
+// and h is finished (4-5), Lane8Steps' pieces in the one-shot order. Hashes
+// `vectors` groups of Lanes(D64) strings. On AVX2, whose 64-bit multiplies are
+// emulated (mul64), it is 1.5x as fast as the scalar loop (hash_each_of_width):
+// Zen 5 guest, AVX2 pinned, 16-byte strings, one thread, TSC cycles per key,
+// medians of 9 alternated rounds, two runs, the scalar loop against the
+// pipeline: hashing alone 7.66-8.60 against 5.09-5.36, the library's HLL add
+// 10.66-11.33 against 7.00-7.08, Bloom add (256 KiB) 15.80-16.12 against
+// 11.30-11.88. One vector at a time (no pipeline) measured 7.07-7.29, one
+// vector and four scalar keys per step 7.04-7.09. (u64 keys on AVX2 gained
+// nothing from their pipeline: hash-inl.h.)
 template <bool kXxh>
-HWY_INLINE void hash_width16_pipelined(const std::uint8_t* p, std::size_t vectors, HashSpec spec,
-                                       std::uint64_t* out) {
+HWY_INLINE void hash_width16_pipelined_as(const std::uint8_t* p, std::size_t vectors, HashSpec spec,
+                                          std::uint64_t* out) {
   const D64 d;
   const std::size_t n = hn::Lanes(d);
   using Steps = Lane8Steps<kXxh>;
@@ -200,9 +199,13 @@ HWY_INLINE void hash_width16_pipelined(const std::uint8_t* p, std::size_t vector
   };
   run_pipeline(vectors, n, 5, step);  // stages 0..5: stored five steps after the load
 }
+HWY_INLINE void hash_width16_pipelined(const std::uint8_t* p, std::size_t vectors, HashSpec spec,
+                                       std::uint64_t* out) {
+  spec.kind == HashKind::Xxh64 ? hash_width16_pipelined_as<true>(p, vectors, spec, out)
+                               : hash_width16_pipelined_as<false>(p, vectors, spec, out);
+}
 #else
 inline constexpr bool kString16Vectors = false;
-template <bool kXxh>
 HWY_INLINE void hash_width16_pipelined(const std::uint8_t*, std::size_t, HashSpec, std::uint64_t*) {
   // never called: kString16Vectors is false
 }
@@ -263,8 +266,7 @@ HWY_INLINE std::size_t hash_uniform_width(const Offset* offsets, const std::uint
   const std::uint8_t* p = data + offsets[0];
   const bool xxh = spec.kind == HashKind::Xxh64;
   if (width == 16) {
-    xxh ? hash_width16_pipelined<true>(p, vectors, spec, out)
-        : hash_width16_pipelined<false>(p, vectors, spec, out);
+    hash_width16_pipelined(p, vectors, spec, out);
   } else {  // 8 bytes: the hash of a u64 key (the string's little-endian bytes)
     const auto* keys = reinterpret_cast<const std::uint64_t*>(p);
     xxh ? hash_fixed_pipelined<false>(keys, vectors * n, Xxh64U64(spec.seed), out)
@@ -357,10 +359,7 @@ void hash_string_keys(const detail::KeyBatch& keys, std::size_t begin, std::size
       std::size_t done = 0;
       if constexpr (kString16Vectors) {
         const std::size_t vectors = count / hn::Lanes(D64());
-        if (vectors != 0) {
-          spec.kind == HashKind::Xxh64 ? hash_width16_pipelined<true>(first, vectors, spec, out)
-                                       : hash_width16_pipelined<false>(first, vectors, spec, out);
-        }
+        if (vectors != 0) hash_width16_pipelined(first, vectors, spec, out);
         done = vectors * hn::Lanes(D64());
       }
       return hash_each_of_width<16>(first + 16 * done, count - done, spec, out + done);
