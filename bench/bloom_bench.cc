@@ -204,9 +204,12 @@ void bm_bloom_add_owned(benchmark::State& state, std::size_t bytes, Engine engin
   for (auto _ : state) {
     detail::run_workers(workers, [&](unsigned w) {
       const std::vector<std::uint64_t>& h = owned[batch * workers + w];
+      std::size_t primed = 0;
       for (std::size_t s = 0; s < h.size(); s += detail::kHashChunk) {
         const std::size_t c = std::min(detail::kHashChunk, h.size() - s);
-        kernels.bloom_add(ref, h.data() + s, c, std::min(max_ahead, h.size() - s - c));
+        const std::size_t ahead = std::min(max_ahead, h.size() - s - c);
+        kernels.bloom_add(ref, h.data() + s, c, detail::BloomLookahead{primed, ahead});
+        primed = ahead;
       }
     });
     batch = (batch + 1) % kPoolBatches;

@@ -129,9 +129,8 @@ std::uint64_t hash_pass(const Engine& engine, const Keys& keys, HashSpec spec, u
   };
   std::vector<Acc> acc(std::max(1u, threads));
   detail::for_each_hash_chunk(kernels_of(engine), keys.batch(), spec, std::max(1u, threads),
-                              [&](unsigned w, std::size_t, const std::uint64_t* h, std::size_t c, std::size_t) {
-                                acc[w].x ^= h[0] ^ h[c - 1];
-                              });
+                              [&](unsigned w, std::size_t, const std::uint64_t* h, std::size_t c,
+                                  detail::BloomLookahead) { acc[w].x ^= h[0] ^ h[c - 1]; });
   std::uint64_t out = 0;
   for (const Acc& a : acc) out ^= a.x;
   return out;

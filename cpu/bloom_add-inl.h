@@ -256,15 +256,15 @@ inline constexpr bool kAddInSteps = true;
 // Adds the first n - n % 8 keys; returns how many it added.
 template <bool kPrefetch, std::uint32_t kK>
 std::size_t add_cacheline_groups(const detail::BloomRef& f, const std::uint64_t* hashes,
-                                 std::size_t n, std::size_t ahead) {
+                                 std::size_t n, detail::BloomLookahead around) {
   const std::size_t groups = n / kAddGroup;
   if (groups == 0) return 0;
   char* const words = reinterpret_cast<char*>(f.words);
   const BlockCountVec num_blocks = broadcast_block_count(f.num_blocks);
   AddGroupOffsets<kK> offsets[2];
-  const std::size_t prefetch_end = n + ahead;
+  const std::size_t prefetch_end = n + around.ahead;
   const std::size_t distance = kPrefetch ? prefetch_distance(f) : 0;
-  if constexpr (kPrefetch) prefetch_first<true>(f, hashes, prefetch_end, distance);
+  if constexpr (kPrefetch) prefetch_first<true>(f, hashes, around.primed, prefetch_end, distance);
   add_group_offsets<kK>(hashes, num_blocks, offsets[0]);
   for (std::size_t g = 0; g < groups; ++g) {
     const std::size_t i = g * kAddGroup;
@@ -293,23 +293,23 @@ inline constexpr bool kAddInSteps = false;  // the per-key loop adds every key
 // kK: the filter's k, compiled in (parquet_sbbf's is always 8).
 template <bool kPrefetch, BloomLayout kLayout, std::uint32_t kK>
 void add_loop(const detail::BloomRef& f, const std::uint64_t* hashes, std::size_t n,
-              std::size_t ahead) {
+              detail::BloomLookahead around) {
   constexpr std::uint32_t kWords =
       kLayout == BloomLayout::Cacheline512 ? layout::kCachelineWords : layout::kSbbfWords;
   std::size_t added = 0;
   if constexpr (kLayout == BloomLayout::Cacheline512 && kAddInSteps) {
-    added = add_cacheline_groups<kPrefetch, kK>(f, hashes, n, ahead);
+    added = add_cacheline_groups<kPrefetch, kK>(f, hashes, n, around);
     hashes += added;
     n -= added;
   }
   std::uint32_t* const words = f.words;  // copies: the word stores may alias f
   const std::uint64_t num_blocks = f.num_blocks;
-  const std::size_t prefetch_end = n + ahead;
+  const std::size_t prefetch_end = n + around.ahead;
   const std::size_t distance = kPrefetch ? prefetch_distance(f) : 0;
   // After the steps, the last n % 8 keys' blocks are prefetched already: the
   // steps reach the prefetch distance past their last key.
   if constexpr (kPrefetch) {
-    if (added == 0) prefetch_first<true>(f, hashes, prefetch_end, distance);
+    if (added == 0) prefetch_first<true>(f, hashes, around.primed, prefetch_end, distance);
   }
   for (std::size_t i = 0; i < n; ++i) {
     if constexpr (kPrefetch) {
@@ -332,7 +332,8 @@ void add_loop(const detail::BloomRef& f, const std::uint64_t* hashes, std::size_
   }
 }
 
-using AddLoop = void (*)(const detail::BloomRef&, const std::uint64_t*, std::size_t, std::size_t);
+using AddLoop = void (*)(const detail::BloomRef&, const std::uint64_t*, std::size_t,
+                         detail::BloomLookahead);
 
 // cacheline512 add loops for k = 1..16 (index k - 1), k compiled in.
 template <bool kPrefetch, std::uint32_t... kKs>
@@ -342,17 +343,17 @@ constexpr std::array<AddLoop, sizeof...(kKs)> cacheline_add_loops(
 }
 
 inline void bloom_add(const detail::BloomRef& f, const std::uint64_t* hashes, std::size_t n,
-                      std::size_t ahead) {
+                      detail::BloomLookahead around) {
   static constexpr auto kCachelineLoops = cacheline_add_loops<false>(
       std::make_integer_sequence<std::uint32_t, layout::kMaxCachelineK>());
   static constexpr auto kCachelinePrefetchLoops = cacheline_add_loops<true>(
       std::make_integer_sequence<std::uint32_t, layout::kMaxCachelineK>());
   const bool prefetch = prefetch_distance(f) != 0;
   if (f.layout == BloomLayout::Cacheline512) {
-    return (prefetch ? kCachelinePrefetchLoops : kCachelineLoops)[f.k - 1](f, hashes, n, ahead);
+    return (prefetch ? kCachelinePrefetchLoops : kCachelineLoops)[f.k - 1](f, hashes, n, around);
   }
-  return prefetch ? add_loop<true, BloomLayout::ParquetSbbf, layout::kSbbfK>(f, hashes, n, ahead)
-                  : add_loop<false, BloomLayout::ParquetSbbf, layout::kSbbfK>(f, hashes, n, ahead);
+  return prefetch ? add_loop<true, BloomLayout::ParquetSbbf, layout::kSbbfK>(f, hashes, n, around)
+                  : add_loop<false, BloomLayout::ParquetSbbf, layout::kSbbfK>(f, hashes, n, around);
 }
 #endif  // HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
 

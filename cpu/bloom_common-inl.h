@@ -55,16 +55,15 @@ HWY_INLINE void prefetch_block(const detail::BloomRef& f, std::uint64_t h) {
   hwy::Prefetch(p);
 }
 
-// The first keys of a call have nobody ahead of them to prefetch their blocks:
-// issue those misses together before the loop, so they overlap too. When the
-// call before had them `ahead` these repeat its prefetches (cheap from DRAM;
-// why filters in the L3 keep the shorter distance, kernels.hpp). `end`: the
-// keys' count plus ahead.
+// The first keys of a call have nobody ahead of them in it to prefetch their
+// blocks: unless the call before carried them ahead (hashes[0, primed)),
+// issue those misses together before the loop, so they overlap too. `end`:
+// the keys' count plus those ahead.
 template <bool kWrite>
 HWY_INLINE void prefetch_first(const detail::BloomRef& f, const std::uint64_t* hashes,
-                               std::size_t end, std::size_t distance) {
+                               std::size_t primed, std::size_t end, std::size_t distance) {
   const std::size_t m = end < distance ? end : distance;
-  for (std::size_t i = 0; i < m; ++i) prefetch_block<kWrite>(f, hashes[i]);
+  for (std::size_t i = primed; i < m; ++i) prefetch_block<kWrite>(f, hashes[i]);
 }
 
 // cacheline512 probe positions a_i = (x * C[i]) >> 23 for probes p..p+N-1.

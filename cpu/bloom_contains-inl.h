@@ -112,11 +112,11 @@ HWY_INLINE bool sbbf_test(const std::uint32_t* block, std::uint64_t h) {
 // it gets the hash's address so that a kernel can broadcast from memory.
 template <bool kPrefetch, bool kStore, std::uint32_t kWords, class Test>
 HWY_INLINE std::uint64_t contains_each(const detail::BloomRef& f, const std::uint64_t* hashes,
-                                       std::size_t n, std::size_t ahead, std::uint8_t* out,
-                                       const Test& test) {
-  const std::size_t prefetch_end = n + ahead;
+                                       std::size_t n, detail::BloomLookahead around,
+                                       std::uint8_t* out, const Test& test) {
+  const std::size_t prefetch_end = n + around.ahead;
   const std::size_t distance = kPrefetch ? prefetch_distance(f) : 0;
-  if constexpr (kPrefetch) prefetch_first<false>(f, hashes, prefetch_end, distance);
+  if constexpr (kPrefetch) prefetch_first<false>(f, hashes, around.primed, prefetch_end, distance);
   std::uint64_t hits = 0;
   for (std::size_t i = 0; i < n; ++i) {
     if constexpr (kPrefetch) {
@@ -133,16 +133,16 @@ HWY_INLINE std::uint64_t contains_each(const detail::BloomRef& f, const std::uin
 
 template <bool kPrefetch, bool kStore, BloomLayout kLayout>
 std::uint64_t contains_loop(const detail::BloomRef& f, const std::uint64_t* hashes, std::size_t n,
-                            std::size_t ahead, std::uint8_t* out) {
+                            detail::BloomLookahead around, std::uint8_t* out) {
   if constexpr (kLayout == BloomLayout::Cacheline512) {
     const LiveProbes live(f.k);
     return contains_each<kPrefetch, kStore, layout::kCachelineWords>(
-        f, hashes, n, ahead, out, [&](const std::uint32_t* block, const std::uint64_t* h) {
+        f, hashes, n, around, out, [&](const std::uint32_t* block, const std::uint64_t* h) {
           return cacheline_test(block, *h, f.k, live);
         });
   } else {
     return contains_each<kPrefetch, kStore, layout::kSbbfWords>(
-        f, hashes, n, ahead, out,
+        f, hashes, n, around, out,
         [](const std::uint32_t* block, const std::uint64_t* h) { return sbbf_test(block, *h); });
   }
 }
@@ -167,7 +167,8 @@ inline constexpr std::size_t kK8Group = 8;  // keys per loop step: one vector of
 
 template <bool kPrefetch, bool kStore>
 std::uint64_t contains_cacheline_k8(const detail::BloomRef& f, const std::uint64_t* hashes,
-                                    std::size_t n, std::size_t ahead, std::uint8_t* out) {
+                                    std::size_t n, detail::BloomLookahead around,
+                                    std::uint8_t* out) {
   const __m512i salt = _mm512_broadcast_i32x8(
       _mm256_loadu_si256(reinterpret_cast<const __m256i*>(layout::kBloomSalt)));
   // Key B's positions + 512: its word indices land in 16..31, the same bits.
@@ -177,9 +178,9 @@ std::uint64_t contains_cacheline_k8(const detail::BloomRef& f, const std::uint64
   const auto live = static_cast<__mmask16>(((1u << f.k) - 1) * 0x0101u);
   __m512i pick[kK8Group / 2];
   for (int j = 0; j < 4; ++j) pick[j] = key_pair_pick(j);
-  const std::size_t prefetch_end = n + ahead;
+  const std::size_t prefetch_end = n + around.ahead;
   const std::size_t distance = kPrefetch ? prefetch_distance(f) : 0;
-  if constexpr (kPrefetch) prefetch_first<false>(f, hashes, prefetch_end, distance);
+  if constexpr (kPrefetch) prefetch_first<false>(f, hashes, around.primed, prefetch_end, distance);
   std::uint64_t hits = 0;
   std::size_t i = 0;
   for (; i + kK8Group <= n; i += kK8Group) {
@@ -216,7 +217,7 @@ std::uint64_t contains_cacheline_k8(const detail::BloomRef& f, const std::uint64
       _mm_storel_epi64(reinterpret_cast<__m128i*>(out + i), _mm_maskz_set1_epi8(present, 1));
   }
   // The last n % 8 keys, one at a time.
-  return hits + contains_loop<false, kStore, BloomLayout::Cacheline512>(f, hashes + i, n - i, ahead,
+  return hits + contains_loop<false, kStore, BloomLayout::Cacheline512>(f, hashes + i, n - i, {},
                                                                         kStore ? out + i : nullptr);
 }
 #elif HWY_TARGET == HWY_AVX2
@@ -232,14 +233,15 @@ inline constexpr bool kCachelineK8Kernel = true;
 
 template <bool kPrefetch, bool kStore>
 std::uint64_t contains_cacheline_k8(const detail::BloomRef& f, const std::uint64_t* hashes,
-                                    std::size_t n, std::size_t ahead, std::uint8_t* out) {
+                                    std::size_t n, detail::BloomLookahead around,
+                                    std::uint8_t* out) {
   const __m256i salt = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(layout::kBloomSalt));
   const LiveProbes live_lanes(f.k);
   const __m256i live_one = _mm256_and_si256(
       _mm256_load_si256(reinterpret_cast<const __m256i*>(live_lanes.lane)), _mm256_set1_epi32(1));
   const __m256i bit_of = _mm256_set1_epi32(31);
   return contains_each<kPrefetch, kStore, layout::kCachelineWords>(
-      f, hashes, n, ahead, out, [&](const std::uint32_t* block, const std::uint64_t* h) {
+      f, hashes, n, around, out, [&](const std::uint32_t* block, const std::uint64_t* h) {
         const __m256i product =
             _mm256_mullo_epi32(_mm256_broadcastd_epi32(_mm_loadu_si32(h)), salt);
         const __m256i word = _mm256_srli_epi32(product, 28);  // vpermd reads its low 3 bits
@@ -258,31 +260,34 @@ std::uint64_t contains_cacheline_k8(const detail::BloomRef& f, const std::uint64
 inline constexpr bool kCachelineK8Kernel = false;
 template <bool kPrefetch, bool kStore>
 std::uint64_t contains_cacheline_k8(const detail::BloomRef&, const std::uint64_t*, std::size_t,
-                                    std::size_t, std::uint8_t*) {
+                                    detail::BloomLookahead, std::uint8_t*) {
   return 0;  // never called: kCachelineK8Kernel is false
 }
 #endif
 
 template <bool kPrefetch, bool kStore>
 std::uint64_t contains_layout(const detail::BloomRef& f, const std::uint64_t* hashes, std::size_t n,
-                              std::size_t ahead, std::uint8_t* out) {
+                              detail::BloomLookahead around, std::uint8_t* out) {
   if (kCachelineK8Kernel && f.layout == BloomLayout::Cacheline512 && f.k <= 8) {
-    return contains_cacheline_k8<kPrefetch, kStore>(f, hashes, n, ahead, out);
+    return contains_cacheline_k8<kPrefetch, kStore>(f, hashes, n, around, out);
   }
   return f.layout == BloomLayout::Cacheline512
-             ? contains_loop<kPrefetch, kStore, BloomLayout::Cacheline512>(f, hashes, n, ahead, out)
-             : contains_loop<kPrefetch, kStore, BloomLayout::ParquetSbbf>(f, hashes, n, ahead, out);
+             ? contains_loop<kPrefetch, kStore, BloomLayout::Cacheline512>(f, hashes, n, around,
+                                                                           out)
+             : contains_loop<kPrefetch, kStore, BloomLayout::ParquetSbbf>(f, hashes, n, around,
+                                                                          out);
 }
 
 inline std::uint64_t bloom_contains(const detail::BloomRef& f, const std::uint64_t* hashes,
-                                    std::size_t n, std::size_t ahead, std::uint8_t* out) {
+                                    std::size_t n, detail::BloomLookahead around,
+                                    std::uint8_t* out) {
   const bool prefetch = prefetch_distance(f) != 0;
   if (prefetch) {
-    return out != nullptr ? contains_layout<true, true>(f, hashes, n, ahead, out)
-                          : contains_layout<true, false>(f, hashes, n, ahead, out);
+    return out != nullptr ? contains_layout<true, true>(f, hashes, n, around, out)
+                          : contains_layout<true, false>(f, hashes, n, around, out);
   }
-  return out != nullptr ? contains_layout<false, true>(f, hashes, n, ahead, out)
-                        : contains_layout<false, false>(f, hashes, n, ahead, out);
+  return out != nullptr ? contains_layout<false, true>(f, hashes, n, around, out)
+                        : contains_layout<false, false>(f, hashes, n, around, out);
 }
 
 #endif  // HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128

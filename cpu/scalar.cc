@@ -8,9 +8,9 @@
 namespace probkit::detail {
 namespace {
 
-// The reference prefetches nothing: `ahead` is for kernels that do.
+// The reference prefetches nothing: BloomLookahead is for kernels that do.
 void bloom_add(const BloomRef& f, const std::uint64_t* hashes, std::size_t n,
-               std::size_t /*ahead*/) {
+               BloomLookahead /*around*/) {
   for (std::size_t i = 0; i < n; ++i) {
     const std::uint64_t h = hashes[i];
     const std::uint64_t b = layout::block_index(h, f.num_blocks);
@@ -44,7 +44,7 @@ bool bloom_test(const BloomRef& f, std::uint64_t h) {
 }
 
 std::uint64_t bloom_contains(const BloomRef& f, const std::uint64_t* hashes, std::size_t n,
-                             std::size_t /*ahead*/, std::uint8_t* out) {
+                             BloomLookahead /*around*/, std::uint8_t* out) {
   std::uint64_t hits = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const bool hit = bloom_test(f, hashes[i]);

@@ -217,10 +217,12 @@ inline std::size_t exchange_held_capacity(unsigned workers, std::size_t share) {
 // 22.9-26.9 against 24.1-26.2 in five runs; bloom_add 1 GiB at two threads,
 // the two benchmark programs alternated nine times, medians of five
 // repetitions 72.1-92.6 M keys/s (median 81.1) against 66.7-95.2 (84.6).
-// apply(const std::uint64_t* hashes, std::size_t count, std::size_t ahead)
-// inserts hashes[0, count) without atomics; hashes[count, count + ahead), at
-// most max_ahead (<= kBloomPrefetchKeysAhead) of them, are the first the
-// worker inserts next, whose blocks the kernel may prefetch. ring_capacity
+// apply(const std::uint64_t* hashes, std::size_t count, BloomLookahead around)
+// inserts hashes[0, count) without atomics; hashes[count, count +
+// around.ahead), at most max_ahead (<= kBloomPrefetchKeysAhead) of them, are
+// the first the worker inserts next, whose blocks the kernel may prefetch,
+// and hashes[0, around.primed) those the worker's insertion before carried
+// ahead. ring_capacity
 // and held_capacity (powers of two; 0: exchange_ring_capacity,
 // exchange_held_capacity) are for tests.
 template <class Apply>
@@ -267,9 +269,11 @@ void for_each_exchanged_hash_chunk(const CpuKernels& kernels, const KeyBatch& ke
     // 11.4-12.2 against 11.5-12.5).
     alignas(64) std::uint64_t inbox[2 * kHashChunk + kBloomPrefetchKeysAhead];
     std::size_t waiting = 0;
+    std::size_t primed = 0;  // the inbox's first hashes, carried ahead by the insertion before
     const auto insert_if_full = [&] {
       if (waiting >= kHashChunk + max_ahead) {
-        apply(inbox, waiting - max_ahead, max_ahead);
+        apply(inbox, waiting - max_ahead, BloomLookahead{primed, max_ahead});
+        primed = max_ahead;
         std::copy_n(inbox + waiting - max_ahead, max_ahead, inbox);
         waiting = max_ahead;
       }
@@ -375,12 +379,12 @@ void for_each_exchanged_hash_chunk(const CpuKernels& kernels, const KeyBatch& ke
         if (!wait.spin()) std::this_thread::yield();
       }
     }
-    if (waiting != 0) apply(inbox, waiting, std::size_t{0});
+    if (waiting != 0) apply(inbox, waiting, BloomLookahead{primed, 0});
     // Every other worker has closed its ring to w (read with acquire above): what it held for w is final.
     for (unsigned from = 0; from < workers; ++from) {
       if (from != w) {
         held[from * workers + w]->for_each_piece(
-            [&](const std::uint64_t* h, std::size_t n) { apply(h, n, std::size_t{0}); });
+            [&](const std::uint64_t* h, std::size_t n) { apply(h, n, BloomLookahead{}); });
       }
     }
   });

@@ -183,7 +183,9 @@ void BloomFilter::add(const Keys& keys, Backend backend) {
   if (shared) {
     detail::for_each_exchanged_hash_chunk(
         *c.kernels, kb, hash_, workers, num_blocks_,
-        [&](const std::uint64_t* h, std::size_t n, std::size_t ahead) { c.kernels->bloom_add(f, h, n, ahead); },
+        [&](const std::uint64_t* h, std::size_t n, detail::BloomLookahead around) {
+          c.kernels->bloom_add(f, h, n, around);
+        },
         chunks.ahead);
   } else {
     // Worker 0 fills the filter; each extra worker (cache-sized filters only)
@@ -192,8 +194,8 @@ void BloomFilter::add(const Keys& keys, Backend backend) {
     WorkerCopies copies(f, storage_.size(), workers - 1, WorkerCopies::Start::kZeros);
     detail::for_each_hash_chunk(
         *c.kernels, kb, hash_, workers,
-        [&](unsigned w, std::size_t, const std::uint64_t* h, std::size_t n, std::size_t ahead) {
-          c.kernels->bloom_add(copies.ref_for(w), h, n, ahead);
+        [&](unsigned w, std::size_t, const std::uint64_t* h, std::size_t n, detail::BloomLookahead around) {
+          c.kernels->bloom_add(copies.ref_for(w), h, n, around);
         },
         chunks.keys, chunks.ahead);
     copies.or_into_filter();
@@ -218,8 +220,8 @@ void BloomFilter::contains(const Keys& keys, std::span<std::uint8_t> out, Backen
   const detail::BloomChunks chunks = detail::bloom_chunks(storage_.size(), kb.kind);
   detail::for_each_hash_chunk(
       *c.kernels, kb, hash_, workers,
-      [&](unsigned w, std::size_t first, const std::uint64_t* h, std::size_t n, std::size_t ahead) {
-        c.kernels->bloom_contains(copies.ref_for(w), h, n, ahead, out.data() + first);
+      [&](unsigned w, std::size_t first, const std::uint64_t* h, std::size_t n, detail::BloomLookahead around) {
+        c.kernels->bloom_contains(copies.ref_for(w), h, n, around, out.data() + first);
       },
       chunks.keys, chunks.ahead);
   detail::note_served(c.backend, c.target);
@@ -237,8 +239,8 @@ std::uint64_t BloomFilter::count(const Keys& keys, Backend backend) const {
   const detail::BloomChunks chunks = detail::bloom_chunks(storage_.size(), kb.kind);
   detail::for_each_hash_chunk(
       *c.kernels, kb, hash_, workers,
-      [&](unsigned w, std::size_t, const std::uint64_t* h, std::size_t n, std::size_t ahead) {
-        hits[w] += c.kernels->bloom_contains(copies.ref_for(w), h, n, ahead, nullptr);
+      [&](unsigned w, std::size_t, const std::uint64_t* h, std::size_t n, detail::BloomLookahead around) {
+        hits[w] += c.kernels->bloom_contains(copies.ref_for(w), h, n, around, nullptr);
       },
       chunks.keys, chunks.ahead);
   detail::note_served(c.backend, c.target);

@@ -88,12 +88,14 @@ void for_each_key_chunk(std::size_t n, unsigned workers, Fn&& fn, std::size_t ch
 }
 
 // fn(unsigned worker, std::size_t first_key, const std::uint64_t* hashes,
-//    std::size_t count, std::size_t ahead): each worker's share in chunks of at
-// most `chunk` (<= kHashChunk) keys, and hashes[count, count + ahead) those of
-// the worker's next keys, up to `max_ahead` (<= kBloomPrefetchKeysAhead) of them. A
-// chunk's own keys and those ahead are hashed before fn sees it; the rest of
-// the next chunk after fn returns, so a kernel that prefetched the blocks of
-// the keys ahead has those misses in flight while the hashing runs.
+//    std::size_t count, BloomLookahead around): each worker's share in chunks
+// of at most `chunk` (<= kHashChunk) keys, and hashes[count, count +
+// around.ahead) those of the worker's next keys, up to `max_ahead` (<=
+// kBloomPrefetchKeysAhead) of them; around.primed is the chunk before's ahead
+// (0 for a worker's first chunk). A chunk's own keys and those ahead are
+// hashed before fn sees it; the rest of the next chunk after fn returns, so a
+// kernel that prefetched the blocks of the keys ahead has those misses in
+// flight while the hashing runs.
 template <class Fn>
 void for_each_hash_chunk(const CpuKernels& kernels, const KeyBatch& keys, HashSpec spec, unsigned workers, Fn&& fn,
                          std::size_t chunk = kHashChunk, std::size_t max_ahead = 0) {
@@ -102,14 +104,18 @@ void for_each_hash_chunk(const CpuKernels& kernels, const KeyBatch& keys, HashSp
   for_each_worker_share(keys.n, workers, [&](unsigned worker, std::size_t lo, std::size_t hi) {
     if (keys.kind == KeyKind::Prehashed) {
       const auto* hashes = static_cast<const std::uint64_t*>(keys.keys);
+      std::size_t primed = 0;
       for (std::size_t s = lo; s < hi; s += chunk) {
         const std::size_t c = std::min(chunk, hi - s);
-        fn(worker, s, hashes + s, c, std::min(max_ahead, hi - s - c));
+        const std::size_t ahead = std::min(max_ahead, hi - s - c);
+        fn(worker, s, hashes + s, c, BloomLookahead{primed, ahead});
+        primed = ahead;
       }
       return;
     }
     alignas(64) std::uint64_t buf[kHashChunk + kBloomPrefetchKeysAhead];
     std::size_t have = 0;  // buf holds the hashes of keys [s, s + have)
+    std::size_t primed = 0;
     for (std::size_t s = lo; s < hi;) {
       const std::size_t c = std::min(chunk, hi - s);
       const std::size_t want = std::min(c + max_ahead, hi - s);
@@ -117,7 +123,8 @@ void for_each_hash_chunk(const CpuKernels& kernels, const KeyBatch& keys, HashSp
         kernels.hash(keys, s + have, want - have, spec, buf + have);
         have = want;
       }
-      fn(worker, s, static_cast<const std::uint64_t*>(buf), c, have - c);
+      fn(worker, s, static_cast<const std::uint64_t*>(buf), c, BloomLookahead{primed, have - c});
+      primed = have - c;
       std::copy(buf + c, buf + have, buf);
       have -= c;
       s += c;

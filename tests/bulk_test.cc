@@ -159,15 +159,19 @@ TEST(ExchangedHashChunks, EachHashIsInsertedOnceByItsBlocksOwner) {
           std::string first_error;
           for_each_exchanged_hash_chunk(
               *kernel, keys.batch(), HashSpec{}, workers, nb,
-              [&](const std::uint64_t* h, std::size_t n, std::size_t ahead) {
+              [&](const std::uint64_t* h, std::size_t n, BloomLookahead around) {
                 std::lock_guard lock(mutex);
                 const std::thread::id me = std::this_thread::get_id();
                 auto& owed = promised[me];
+                const std::size_t ahead = around.ahead;
                 const bool kept = owed.size() <= n && std::equal(owed.begin(), owed.end(), h);
-                if ((!kept || (ahead != 0 && ahead != x.max_ahead)) && ahead_ok) {
+                if ((!kept || around.primed != owed.size() || (ahead != 0 && ahead != x.max_ahead)) && ahead_ok) {
                   ahead_ok = false;
-                  first_error = kept ? "carried " + std::to_string(ahead) + " ahead"
-                                     : "did not start with the " + std::to_string(owed.size()) + " carried ahead";
+                  first_error = !kept ? "did not start with the " + std::to_string(owed.size()) + " carried ahead"
+                                : around.primed != owed.size()
+                                    ? "said " + std::to_string(around.primed) + " primed after " +
+                                          std::to_string(owed.size()) + " carried ahead"
+                                    : "carried " + std::to_string(ahead) + " ahead";
                 }
                 if (ahead == x.max_ahead && ahead != 0) ++full_aheads[me];
                 owed.assign(h + n, h + n + ahead);
@@ -226,7 +230,8 @@ TEST(HashChunks, HashesAheadFollowTheFilterSize) {
 
 // for_each_hash_chunk hands every key's hash exactly once, in key order within
 // each worker's share, and after each chunk the hashes of as many of the
-// worker's next keys as it may carry ahead (all it has, up to max_ahead): for
+// worker's next keys as it may carry ahead (all it has, up to max_ahead), and
+// says that each chunk starts with those the chunk before carried: for
 // hashed and pre-hashed keys, chunks of one key up to kHashChunk, one and two
 // workers.
 TEST(HashChunks, EachKeyOnceAndTheNextKeysAhead) {
@@ -245,7 +250,7 @@ TEST(HashChunks, EachKeyOnceAndTheNextKeysAhead) {
                                    std::to_string(workers) + " chunk " + std::to_string(chunk) + " ahead " +
                                    std::to_string(max_ahead);
           struct Chunk {
-            std::size_t first, count, ahead;
+            std::size_t first, count, primed, ahead;
           };
           std::mutex mutex;
           std::map<unsigned, std::vector<Chunk>> chunks;  // by worker, in the order handed
@@ -253,10 +258,10 @@ TEST(HashChunks, EachKeyOnceAndTheNextKeysAhead) {
           std::string first_error;
           for_each_hash_chunk(
               scalar_kernels(), keys->batch(), HashSpec{}, workers,
-              [&](unsigned w, std::size_t first, const std::uint64_t* h, std::size_t count, std::size_t ahead) {
+              [&](unsigned w, std::size_t first, const std::uint64_t* h, std::size_t count, BloomLookahead around) {
                 std::lock_guard lock(mutex);
-                chunks[w].push_back({first, count, ahead});
-                for (std::size_t i = 0; i < count + ahead && first + i < raw.size(); ++i) {
+                chunks[w].push_back({first, count, around.primed, around.ahead});
+                for (std::size_t i = 0; i < count + around.ahead && first + i < raw.size(); ++i) {
                   if (h[i] != want[first + i] && hashes_ok) {
                     hashes_ok = false;
                     first_error = "wrong hash " + std::to_string(i) + " of the chunk at key " + std::to_string(first);
@@ -271,8 +276,11 @@ TEST(HashChunks, EachKeyOnceAndTheNextKeysAhead) {
             ASSERT_EQ(mine.front().first, share_begin) << "worker " << w << "; " << what;
             const std::size_t share_end = mine.back().first + mine.back().count;
             std::size_t expect_first = share_begin;
+            std::size_t expect_primed = 0;  // the chunk before's ahead
             for (const Chunk& c : mine) {
               ASSERT_EQ(c.first, expect_first) << "worker " << w << "; " << what;
+              ASSERT_EQ(c.primed, expect_primed) << "chunk at key " << c.first << "; " << what;
+              expect_primed = c.ahead;
               ASSERT_TRUE(c.count >= 1 && c.count <= chunk) << c.count << "; " << what;
               ASSERT_EQ(c.ahead, std::min(max_ahead, share_end - c.first - c.count))
                   << "chunk at key " << c.first << "; " << what;

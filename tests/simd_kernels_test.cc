@@ -351,34 +351,34 @@ TEST_F(SimdKernels, BloomMatchesScalar) {
           // Add the first half, query all (half present, half mostly absent).
           // The kernel under test is shown the rest as hashes ahead, which it
           // may prefetch and must not add.
-          scalar_kernels().bloom_add(want.ref, h.data() + off, n / 2, 0);
-          t->kernels->bloom_add(got.ref, h.data() + off, n / 2, n - n / 2);
+          scalar_kernels().bloom_add(want.ref, h.data() + off, n / 2, {});
+          t->kernels->bloom_add(got.ref, h.data() + off, n / 2, {.primed = 0, .ahead = n - n / 2});
           ASSERT_EQ(want.words, got.words) << "add: nb " << nb << " k " << kk << " n " << n;
           std::vector<std::uint64_t> queries = random_u64(rng_, n);
           for (std::size_t i = 0; i < n / 2; ++i) queries[2 * i] = h[off + i];
           Misaligned<std::uint8_t> out_want(n, 0), out_got(n, 1 + k % 7);
           const std::uint64_t hits_want =
-              scalar_kernels().bloom_contains(want.ref, queries.data(), n, 0, out_want.data());
-          const std::uint64_t hits_got = t->kernels->bloom_contains(got.ref, queries.data(), n, 0, out_got.data());
+              scalar_kernels().bloom_contains(want.ref, queries.data(), n, {}, out_want.data());
+          const std::uint64_t hits_got = t->kernels->bloom_contains(got.ref, queries.data(), n, {}, out_got.data());
           ASSERT_EQ(hits_want, hits_got) << "contains: nb " << nb << " k " << kk;
           ASSERT_EQ(0, std::memcmp(out_want.data(), out_got.data(), n));
-          ASSERT_EQ(hits_want, t->kernels->bloom_contains(got.ref, queries.data(), n, 0, nullptr));
+          ASSERT_EQ(hits_want, t->kernels->bloom_contains(got.ref, queries.data(), n, {}, nullptr));
           // Again in two calls, the first with the second's queries ahead:
-          // it answers only its own.
+          // it answers only its own, and the second starts primed by it.
           Misaligned<std::uint8_t> out_split(n, k % 5);
           constexpr std::uint8_t kUntouched = 0xA5;
           std::fill_n(out_split.data(), n, kUntouched);
           const std::size_t first = n / 3;
           std::uint64_t hits_split =
-              t->kernels->bloom_contains(got.ref, queries.data(), first, n - first, out_split.data());
+              t->kernels->bloom_contains(got.ref, queries.data(), first, {.ahead = n - first}, out_split.data());
           for (std::size_t i = first; i < n; ++i) ASSERT_EQ(kUntouched, out_split.data()[i]) << i;
-          hits_split +=
-              t->kernels->bloom_contains(got.ref, queries.data() + first, n - first, 0, out_split.data() + first);
+          hits_split += t->kernels->bloom_contains(got.ref, queries.data() + first, n - first,
+                                                   {.primed = n - first, .ahead = 0}, out_split.data() + first);
           ASSERT_EQ(hits_want, hits_split) << "contains in two calls: nb " << nb << " k " << kk;
           ASSERT_EQ(0, std::memcmp(out_want.data(), out_split.data(), n));
-          // Then the rest: adds onto a partly filled filter.
-          scalar_kernels().bloom_add(want.ref, h.data() + off + n / 2, n - n / 2, 0);
-          t->kernels->bloom_add(got.ref, h.data() + off + n / 2, n - n / 2, 0);
+          // Then the rest, primed by the first add: adds onto a partly filled filter.
+          scalar_kernels().bloom_add(want.ref, h.data() + off + n / 2, n - n / 2, {});
+          t->kernels->bloom_add(got.ref, h.data() + off + n / 2, n - n / 2, {.primed = n - n / 2, .ahead = 0});
           ASSERT_EQ(want.words, got.words) << "add 2: nb " << nb << " k " << kk;
         }
       }
@@ -404,12 +404,12 @@ TEST_F(SimdKernels, BloomLargestBlockCount) {
         std::vector<std::uint32_t> want(words), got(words);
         const BloomRef want_ref{want.data(), kBlocks, kk, layout};
         const BloomRef got_ref{got.data(), kBlocks, kk, layout};
-        scalar_kernels().bloom_add(want_ref, h.data(), h.size() / 2, 0);
-        t->kernels->bloom_add(got_ref, h.data(), h.size() / 2, h.size() - h.size() / 2);
+        scalar_kernels().bloom_add(want_ref, h.data(), h.size() / 2, {});
+        t->kernels->bloom_add(got_ref, h.data(), h.size() / 2, {.ahead = h.size() - h.size() / 2});
         ASSERT_EQ(want, got) << "add, k " << kk;
         std::vector<std::uint8_t> out_want(h.size()), out_got(h.size());
-        ASSERT_EQ(scalar_kernels().bloom_contains(want_ref, h.data(), h.size(), 0, out_want.data()),
-                  t->kernels->bloom_contains(got_ref, h.data(), h.size(), 0, out_got.data()));
+        ASSERT_EQ(scalar_kernels().bloom_contains(want_ref, h.data(), h.size(), {}, out_want.data()),
+                  t->kernels->bloom_contains(got_ref, h.data(), h.size(), {}, out_got.data()));
         ASSERT_EQ(out_want, out_got) << "contains, k " << kk;
       }
     }

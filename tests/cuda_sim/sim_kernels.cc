@@ -66,7 +66,7 @@ cudaError_t launch_bloom_add(const BloomRef& f, const DeviceKeys& keys, HashSpec
   cuda_sim::enqueue(s, [=] {
     cuda_sim::require_device(f.words, filter_bytes(f), "filter");
     const auto h = hashes_of(keys, spec);
-    scalar_kernels().bloom_add(f, h.data(), h.size(), 0);
+    scalar_kernels().bloom_add(f, h.data(), h.size(), {});
   });
   return cudaSuccess;
 }
@@ -79,7 +79,7 @@ cudaError_t launch_bloom_contains(const BloomRef& f, const DeviceKeys& keys, Has
     if (out != nullptr) cuda_sim::require_device(out, keys.n, "out");
     if (count != nullptr) cuda_sim::require_device(count, sizeof *count, "count");
     const auto h = hashes_of(keys, spec);
-    const std::uint64_t hits = scalar_kernels().bloom_contains(f, h.data(), h.size(), 0, out);
+    const std::uint64_t hits = scalar_kernels().bloom_contains(f, h.data(), h.size(), {}, out);
     if (count != nullptr) *count += hits;
   });
   return cudaSuccess;

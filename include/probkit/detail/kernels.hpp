@@ -21,15 +21,15 @@ inline constexpr std::uint64_t kBloomPrefetchMinBytes = std::uint64_t{1} << 20;
 inline constexpr std::uint64_t kBloomFarPrefetchMinBytes = std::uint64_t{16} << 20;
 // How many keys ahead the kernels prefetch a filter's blocks (0: they do not),
 // and so how many hashes of the next keys a chunk carries for them
-// (CpuKernels::bloom_add's `ahead`). From DRAM the distance must cover the
+// (BloomLookahead::ahead). From DRAM the distance must cover the
 // miss latency at the rate keys go by: Zen 5 guest (2.6 GHz TSC), public
 // API, one thread, u64, k = 6, TSC cycles per key, medians of 11 calls of
 // 2^20 keys, two rounds, 32 keys against 96: 1 GiB add 18.6-22.9 against
 // 12.0-12.6 (64: 13.0-15.0), contains 16.2-19.3 against 11.7-12.3; 32 MiB
 // add 15.6-20.8 against 8.8-13.9; 16 MiB add 11.4 against 9.9, contains
-// 10.1 against 7.1. In the L3 the longer distance lost (each call's first
-// prefetches repeat the call before's hashes ahead: 352 prefetches per
-// 256-key chunk against 288): 8 MiB add min 5.2-5.4 against 5.8-6.5, 2 MiB
+// 10.1 against 7.1. In the L3 the longer distance lost (measured when each
+// call's first prefetches repeated the call before's hashes ahead: 352
+// prefetches per 256-key chunk against 288): 8 MiB add min 5.2-5.4 against 5.8-6.5, 2 MiB
 // 5.0-5.1 against 5.5-5.7.
 inline constexpr std::size_t kBloomNearPrefetchKeysAhead = 32;
 inline constexpr std::size_t kBloomPrefetchKeysAhead = 96;  // the most, for DRAM: what buffers hold
@@ -41,6 +41,27 @@ inline constexpr std::size_t bloom_prefetch_keys_ahead(std::uint64_t filter_byte
          : filter_bytes < kBloomFarPrefetchMinBytes ? kBloomNearPrefetchKeysAhead
                                                     : kBloomPrefetchKeysAhead;
 }
+
+// Where a Bloom kernel call sits in its driver's run of calls, so that the
+// kernel's block prefetches run on from one call to the next instead of
+// restarting with each (kernels that do not prefetch ignore it).
+struct BloomLookahead {
+  // hashes[0, primed) are the keys the call before carried ahead: their
+  // blocks are prefetched already, and the kernel does not prefetch them
+  // again. Zen 5 guest, public API, u64 keys, k = 6, one thread, medians of
+  // 15 alternated calls of 2^20 keys in one process, TSC cycles per key, each
+  // call's first prefetches repeated against not (two quiet runs): AVX3_DL
+  // 1 GiB add 12.54 / 12.00 against 12.05 / 11.56, contains 12.21 / 11.72
+  // against 11.79 / 11.21; 32 MiB add 8.80 against 8.49, contains 7.69
+  // against 7.18; AVX2 1 GiB add 18.14 against 17.63, contains 15.01 against
+  // 14.10; 32 MiB add 13.63 against 13.13, contains 10.93 against 10.45;
+  // AVX3_DL 8 MiB add 5.57 against 5.34.
+  std::size_t primed = 0;
+  // hashes[n, n + ahead) are those the next call will take: a kernel that
+  // prefetches blocks may prefetch theirs as well, so that the next call
+  // starts with its misses in flight, and does nothing else with them.
+  std::size_t ahead = 0;
+};
 
 struct BloomRef {
   std::uint32_t* words;
@@ -62,17 +83,15 @@ struct CpuKernels {
   // Prehashed.
   std::size_t (*hash_screened)(const KeyBatch& keys, std::size_t begin, std::size_t count, HashSpec spec,
                                std::uint64_t screen, std::uint64_t* passed);
-  // Sets the bits of n hashed keys. hashes[n, n + ahead) are those the next
-  // call will take (ahead may be 0): a kernel that prefetches blocks may
-  // prefetch theirs as well, so that the next call starts with its misses in
-  // flight, and does nothing else with them. Never called by two threads on
-  // one block at once (src/bloom_filter.cc gives each worker its own blocks
-  // or copy).
-  void (*bloom_add)(const BloomRef& filter, const std::uint64_t* hashes, std::size_t n, std::size_t ahead);
+  // Sets the bits of n hashed keys; `around` says which hashes before and
+  // after them the calls before and after take (BloomLookahead). Never called
+  // by two threads on one block at once (src/bloom_filter.cc gives each
+  // worker its own blocks or copy).
+  void (*bloom_add)(const BloomRef& filter, const std::uint64_t* hashes, std::size_t n, BloomLookahead around);
   // out[i] = 1 if hashed key i may be present else 0 (out may be null);
-  // returns the number of 1s. `ahead` as for bloom_add.
-  std::uint64_t (*bloom_contains)(const BloomRef& filter, const std::uint64_t* hashes, std::size_t n, std::size_t ahead,
-                                  std::uint8_t* out);
+  // returns the number of 1s. `around` as for bloom_add.
+  std::uint64_t (*bloom_contains)(const BloomRef& filter, const std::uint64_t* hashes, std::size_t n,
+                                  BloomLookahead around, std::uint8_t* out);
   // registers[j] = max(registers[j], rank) for each hashed key. Every
   // register is >= floor (0 is always true): a backend may skip, without
   // reading its register, a key whose rank cannot exceed the floor.
