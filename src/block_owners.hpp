@@ -222,9 +222,8 @@ inline std::size_t exchange_held_capacity(unsigned workers, std::size_t share) {
 // around.ahead), at most max_ahead (<= kBloomPrefetchKeysAhead) of them, are
 // the first the worker inserts next, whose blocks the kernel may prefetch,
 // and hashes[0, around.primed) those the worker's insertion before carried
-// ahead. ring_capacity
-// and held_capacity (powers of two; 0: exchange_ring_capacity,
-// exchange_held_capacity) are for tests.
+// ahead. ring_capacity and held_capacity (powers of two; 0:
+// exchange_ring_capacity, exchange_held_capacity) are for tests.
 template <class Apply>
 void for_each_exchanged_hash_chunk(const CpuKernels& kernels, const KeyBatch& keys, HashSpec spec, unsigned workers,
                                    std::uint64_t num_blocks, Apply&& apply, std::size_t max_ahead = 0,
