@@ -21,16 +21,18 @@ inline constexpr std::uint64_t kBloomPrefetchMinBytes = std::uint64_t{1} << 20;
 inline constexpr std::uint64_t kBloomFarPrefetchMinBytes = std::uint64_t{16} << 20;
 // How many keys ahead the kernels prefetch a filter's blocks (0: they do not),
 // and so how many hashes of the next keys a chunk carries for them
-// (BloomLookahead::ahead). From DRAM the distance must cover the
-// miss latency at the rate keys go by: Zen 5 guest (2.6 GHz TSC), public
-// API, one thread, u64, k = 6, TSC cycles per key, medians of 11 calls of
-// 2^20 keys, two rounds, 32 keys against 96: 1 GiB add 18.6-22.9 against
-// 12.0-12.6 (64: 13.0-15.0), contains 16.2-19.3 against 11.7-12.3; 32 MiB
-// add 15.6-20.8 against 8.8-13.9; 16 MiB add 11.4 against 9.9, contains
-// 10.1 against 7.1. In the L3 the longer distance lost (measured when each
-// call's first prefetches repeated the call before's hashes ahead: 352
-// prefetches per 256-key chunk against 288): 8 MiB add min 5.2-5.4 against 5.8-6.5, 2 MiB
-// 5.0-5.1 against 5.5-5.7.
+// (BloomLookahead::ahead). From DRAM the distance must cover the miss
+// latency at the rate keys go by: Zen 5 guest (2.6 GHz TSC), public API, one
+// thread, u64, k = 6, TSC cycles per key, medians of 11 calls of 2^20 keys,
+// two rounds, 32 keys against 96: 1 GiB add 18.6-22.9 against 12.0-12.6 (64:
+// 13.0-15.0), contains 16.2-19.3 against 11.7-12.3; 32 MiB add 15.6-20.8
+// against 8.8-13.9; 16 MiB add 11.4 against 9.9, contains 10.1 against 7.1.
+// In the L3 the longer distance lost, both when each call's first prefetches
+// repeated the call before's hashes ahead (352 prefetches per 256-key chunk
+// against 288; 8 MiB add min 5.2-5.4 against 5.8-6.5, 2 MiB 5.0-5.1 against
+// 5.5-5.7) and since they do not (medians of 21 alternated calls, AVX3_DL:
+// 2 MiB add 6.32 against 6.68, contains 4.08 against 4.43; 8 MiB add 5.54
+// against 5.57, contains 3.65 against 3.69).
 inline constexpr std::size_t kBloomNearPrefetchKeysAhead = 32;
 inline constexpr std::size_t kBloomPrefetchKeysAhead = 96;  // the most, for DRAM: what buffers hold
 // The add's per-key tail relies on its eight-key steps having prefetched at
