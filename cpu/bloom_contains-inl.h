@@ -216,6 +216,12 @@ std::uint64_t contains_cacheline_k8(const detail::BloomRef& f, const std::uint64
     if constexpr (kStore)
       _mm_storel_epi64(reinterpret_cast<__m128i*>(out + i), _mm_maskz_set1_epi8(present, 1));
   }
+  // The steps prefetched up to key i + distance. The rest, up to the keys
+  // ahead, go now: the next call counts them primed.
+  if constexpr (kPrefetch) {
+    for (std::size_t a = i + distance; a < n + distance && a < prefetch_end; ++a)
+      prefetch_block<false>(f, hashes[a]);
+  }
   // The last n % 8 keys, one at a time.
   return hits + contains_loop<false, kStore, BloomLayout::Cacheline512>(f, hashes + i, n - i, {},
                                                                         kStore ? out + i : nullptr);

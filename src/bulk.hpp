@@ -41,13 +41,14 @@ struct BloomChunks {
 // / 19.7-23.8 against 18.6-19.0 / 19.1-23.2, contains 16.9-17.1 / 17.5-20.2
 // against 16.2-16.4 / 16.5-19.2 (128 and 512 keys between); 32 MiB add 19.1 /
 // 21.0 against 17.2 / 20.2, contains 13.2 / 15.0 against 12.6 / 14.2; AVX2
-// pinned, 1 GiB, 2-4% faster. Since each call is primed by the one before
-// (BloomLookahead), so that short chunks no longer repeat prefetches, 1 GiB
-// again, public API, medians of 11 alternated calls of 2^20 keys, 32 / 64 /
-// 128 / 256 / 512 keys per chunk: AVX3_DL add 15.00 / 13.86 / 13.42 / 12.70 /
-// 13.23, contains 14.48 / 13.64 / 12.69 / 12.55 / 13.05; AVX2 add 19.98 /
+// pinned, 1 GiB, 2-4% faster. Measured again since each call is primed by
+// the one before (BloomLookahead), so that short chunks no longer repeat
+// prefetches: 256 stays, the best or within 1% of it (1 GiB, public API,
+// medians of 11 alternated calls of 2^20 keys in a busy minute, 32 / 64 /
+// 128 / 256 / 512 keys per chunk: AVX3_DL add 15.00 / 13.86 / 13.42 / 12.70
+// / 13.23, contains 14.48 / 13.64 / 12.69 / 12.55 / 13.05; AVX2 add 19.98 /
 // 19.36 / 18.95 / 18.51 / 19.14, contains 16.78 / 15.53 / 15.36 / 15.09 /
-// 14.97 (a busy minute). 16-byte strings went the other way at both
+// 14.97). 16-byte strings went the other way at both
 // sizes (in cache, cacheline512 contains 7.58 against 6.61, parquet_sbbf add
 // 6.94 against 6.45; at 1 GiB add 22.8 against 21.9: the string hash pays per
 // call), and pre-hashed keys are not copied at all: both keep kHashChunk.

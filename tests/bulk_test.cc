@@ -114,7 +114,8 @@ TEST(HashRing, CarriesEveryHashBetweenTwoThreads) {
 // worker's blocks, and the threads that insert are as many as the workers
 // (fewer where there are fewer blocks). An insertion carries ahead either
 // none or max_ahead hashes, some carry max_ahead (every thread inserts more
-// than a chunk), and those are the first that thread inserts next. Three and
+// than a chunk), and those are the first that thread inserts next, which it
+// is told are primed (BloomLookahead::primed; 0 otherwise). Three and
 // more workers on two cores also run the oversubscribed (yielding) waits.
 // The scalar kernels throughout; each target with its own partition_hashes
 // (which two workers sort with) with the default rings and the most hashes ahead.

@@ -386,6 +386,62 @@ TEST_F(SimdKernels, BloomMatchesScalar) {
   }
 }
 
+// Calls of any size chained as the drivers chain them: each says primed the
+// hashes the call before carried ahead, so that calls shorter than the
+// prefetch distance, than a step of eight keys, or than the keys primed, and
+// primed counts below and above the distance, all run (results must match
+// the reference; lost prefetches would only be slower). 2^15 blocks: the
+// near prefetch distance for both layouts; 2^19: the far one.
+TEST_F(SimdKernels, BloomChainedCallsMatchScalar) {
+  const std::size_t sizes[] = {5, 20, 3, 77, 1, 8, 256, 13, 40, 7, 130, 2, 96, 9, 300, 4};
+  std::size_t total = 0;
+  for (std::size_t c : sizes) total += c;
+  const std::vector<std::uint64_t> h = hashes_for(rng_, total);
+  std::vector<std::uint64_t> queries = random_u64(rng_, total);
+  for (std::size_t i = 0; i < total; i += 2) queries[i] = h[(i * 7) % total];
+  for (const SimdTarget* t : targets_) {
+    SCOPED_TRACE(t->name);
+    for (BloomLayout layout : {BloomLayout::Cacheline512, BloomLayout::ParquetSbbf}) {
+      for (std::uint64_t nb : {std::uint64_t{1} << 15, std::uint64_t{1} << 19}) {
+        const std::uint64_t bytes = nb * layout::block_bytes(layout);
+        for (std::uint32_t k : {6u, 16u}) {
+          if (layout == BloomLayout::ParquetSbbf && k != 6) continue;
+          const std::uint32_t kk = layout == BloomLayout::Cacheline512 ? k : layout::kSbbfK;
+          Filter want(nb, kk, layout), got(nb, kk, layout);
+          scalar_kernels().bloom_add(want.ref, h.data(), total, {});
+          std::vector<std::uint8_t> out_want(total);
+          const std::uint64_t hits_want =
+              scalar_kernels().bloom_contains(want.ref, queries.data(), total, {}, out_want.data());
+          for (std::size_t max_ahead : {bloom_prefetch_keys_ahead(bytes), std::size_t{3}, std::size_t{40}}) {
+            const std::string what =
+                "nb " + std::to_string(nb) + " k " + std::to_string(kk) + " ahead " + std::to_string(max_ahead);
+            std::fill(got.words.begin(), got.words.end(), 0u);
+            Misaligned<std::uint8_t> out_got(total, 3);
+            std::uint64_t hits_got = 0;
+            for (bool add : {true, false}) {
+              std::size_t first = 0, primed = 0;
+              for (std::size_t c : sizes) {
+                const BloomLookahead around{primed, std::min(max_ahead, total - first - c)};
+                if (add) {
+                  t->kernels->bloom_add(got.ref, h.data() + first, c, around);
+                } else {
+                  hits_got +=
+                      t->kernels->bloom_contains(got.ref, queries.data() + first, c, around, out_got.data() + first);
+                }
+                primed = around.ahead;
+                first += c;
+              }
+            }
+            ASSERT_EQ(want.words, got.words) << "add: " << what;
+            ASSERT_EQ(hits_want, hits_got) << "contains: " << what;
+            ASSERT_EQ(0, std::memcmp(out_want.data(), out_got.data(), total)) << "contains: " << what;
+          }
+        }
+      }
+    }
+  }
+}
+
 // The largest block count, 2^32 - 1: block_index's 32x32-bit product then
 // uses all 64 bits. Hashes whose top 32 bits are at most 64 address only
 // blocks 0..63, so a 64-block buffer stands in for the 256 GiB filter.

@@ -27,12 +27,13 @@ inline constexpr std::uint64_t kBloomFarPrefetchMinBytes = std::uint64_t{16} << 
 // two rounds, 32 keys against 96: 1 GiB add 18.6-22.9 against 12.0-12.6 (64:
 // 13.0-15.0), contains 16.2-19.3 against 11.7-12.3; 32 MiB add 15.6-20.8
 // against 8.8-13.9; 16 MiB add 11.4 against 9.9, contains 10.1 against 7.1.
-// In the L3 the longer distance lost, both when each call's first prefetches
+// In the L3 the longer distance lost when each call's first prefetches
 // repeated the call before's hashes ahead (352 prefetches per 256-key chunk
 // against 288; 8 MiB add min 5.2-5.4 against 5.8-6.5, 2 MiB 5.0-5.1 against
-// 5.5-5.7) and since they do not (medians of 21 alternated calls, AVX3_DL:
-// 2 MiB add 6.32 against 6.68, contains 4.08 against 4.43; 8 MiB add 5.54
-// against 5.57, contains 3.65 against 3.69).
+// 5.5-5.7), and without those repeats it still loses at 2 MiB and ties at 8
+// (medians of 21 alternated calls, AVX3_DL: 2 MiB add 6.32 against 6.68,
+// contains 4.08 against 4.43; 8 MiB add 5.54 against 5.57, contains 3.65
+// against 3.69).
 inline constexpr std::size_t kBloomNearPrefetchKeysAhead = 32;
 inline constexpr std::size_t kBloomPrefetchKeysAhead = 96;  // the most, for DRAM: what buffers hold
 // The add's per-key tail relies on its eight-key steps having prefetched at
@@ -48,20 +49,23 @@ inline constexpr std::size_t bloom_prefetch_keys_ahead(std::uint64_t filter_byte
 // kernel's block prefetches run on from one call to the next instead of
 // restarting with each (kernels that do not prefetch ignore it).
 struct BloomLookahead {
-  // hashes[0, primed) are the keys the call before carried ahead: their
-  // blocks are prefetched already, and the kernel does not prefetch them
-  // again. Zen 5 guest, public API, u64 keys, k = 6, one thread, medians of
-  // 15 alternated calls of 2^20 keys in one process, TSC cycles per key, each
-  // call's first prefetches repeated against not (two quiet runs): AVX3_DL
-  // 1 GiB add 12.54 / 12.00 against 12.05 / 11.56, contains 12.21 / 11.72
-  // against 11.79 / 11.21; 32 MiB add 8.80 against 8.49, contains 7.69
-  // against 7.18; AVX2 1 GiB add 18.14 against 17.63, contains 15.01 against
-  // 14.10; 32 MiB add 13.63 against 13.13, contains 10.93 against 10.45;
-  // AVX3_DL 8 MiB add 5.57 against 5.34.
+  // hashes[0, primed) (primed may exceed n) are the keys the call before, on
+  // the same filter and thread, carried ahead: it prefetched their blocks, up
+  // to its prefetch distance, and the kernel does not prefetch them again. A
+  // wrong count changes no result; it only loses or repeats prefetches.
+  // Zen 5 guest, public API, u64 keys, k = 6, one thread, medians of 15
+  // alternated calls of 2^20 keys in one process, TSC cycles per key, each
+  // call's first prefetches repeated against not: AVX3_DL 1 GiB add 12.54
+  // against 12.05 and (a second run) 12.00 against 11.56, contains 12.21
+  // against 11.79 and 11.72 against 11.21; 32 MiB add 8.80 against 8.49,
+  // contains 7.69 against 7.18; 8 MiB add 5.57 against 5.34; AVX2 1 GiB add
+  // 18.14 against 17.63, contains 15.01 against 14.10; 32 MiB add 13.63
+  // against 13.13, contains 10.93 against 10.45.
   std::size_t primed = 0;
   // hashes[n, n + ahead) are those the next call will take: a kernel that
-  // prefetches blocks may prefetch theirs as well, so that the next call
-  // starts with its misses in flight, and does nothing else with them.
+  // prefetches blocks prefetches theirs as well, up to its distance, so that
+  // the next call starts with its misses in flight, and does nothing else
+  // with them.
   std::size_t ahead = 0;
 };
 
@@ -85,8 +89,9 @@ struct CpuKernels {
   // Prehashed.
   std::size_t (*hash_screened)(const KeyBatch& keys, std::size_t begin, std::size_t count, HashSpec spec,
                                std::uint64_t screen, std::uint64_t* passed);
-  // Sets the bits of n hashed keys; `around` says which hashes before and
-  // after them the calls before and after take (BloomLookahead). Never called
+  // Sets the bits of n hashed keys; `around`: how many of its first hashes
+  // the call before carried ahead, and how many after them the next call
+  // takes (BloomLookahead). Never called
   // by two threads on one block at once (src/bloom_filter.cc gives each
   // worker its own blocks or copy).
   void (*bloom_add)(const BloomRef& filter, const std::uint64_t* hashes, std::size_t n, BloomLookahead around);
