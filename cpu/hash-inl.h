@@ -33,14 +33,28 @@ using D64 = hn::ScalableTag<std::uint64_t>;
 using V64 = hn::Vec<D64>;
 
 // a * b mod 2^64 per lane. Highway 1.0.3 has no 64-bit lane multiply: AVX-512DQ
-// has one natively; elsewhere three 32x32->64 products (the high x high term
-// only affects bits >= 64).
+// has one natively; elsewhere a_lo * b_lo + ((a_hi * b_lo + a_lo * b_hi) << 32)
+// (the high x high term only affects bits >= 64).
 HWY_INLINE V64 mul64(V64 a, std::uint64_t b) {
   const D64 d;
+  const hn::Repartition<std::uint32_t, D64> d32;
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
   return V64{_mm512_mullo_epi64(a.raw, hn::Set(d, b).raw)};
+#elif HWY_TARGET == HWY_AVX2
+  // One vpmulld by b with its halves swapped gives both cross products, mod
+  // 2^32, in the two halves of each lane; the low one shifted up plus the
+  // high one is their sum, placed: six vector operations, two of them
+  // multiplies, where three vpmuludq make seven with three. XXH64 of u64 keys
+  // 2.72 -> 2.31 TSC cycles per key (pipelined, Zen 5 guest; see the comment
+  // above kPipelinedHash).
+  const auto a32 = hn::BitCast(d32, a);
+  const auto cross =
+      hn::BitCast(d, hn::Mul(a32, hn::BitCast(d32, hn::Set(d, (b >> 32) | (b << 32)))));
+  const V64 lo_lo = hn::MulEven(a32, hn::BitCast(d32, hn::Set(d, b)));
+  const V64 high =
+      hn::Add(hn::ShiftLeft<32>(cross), hn::And(cross, hn::Set(d, ~std::uint64_t{0} << 32)));
+  return hn::Add(lo_lo, high);
 #else
-  const hn::Repartition<std::uint32_t, D64> d32;
   const auto b_lo = hn::BitCast(d32, hn::Set(d, b));
   const auto b_hi = hn::BitCast(d32, hn::Set(d, b >> 32));
   const auto a32 = hn::BitCast(d32, a);
@@ -192,26 +206,39 @@ HWY_INLINE V64 hash_vector(const Hash& hash, V64 keys) {
       hash.template stage<2>(hash.template stage<1>(hash.template stage<0>(keys)))));
 }
 
-// How each target hashes fixed-width keys (measured on one thread of a Xeon,
-// Sapphire Rapids class, XXH64 of u64 keys, M keys/s):
-//  - AVX3: a software pipeline (hash_fixed_pipelined), 1180 -> 1500 with the
+// How each target hashes fixed-width keys:
+//  - AVX3: a software pipeline (hash_fixed_pipelined). One thread of a Xeon,
+//    Sapphire Rapids class, XXH64 of u64 keys: 1180 -> 1500 M keys/s with the
 //    keys in cache and 1070 -> 1340 streamed from DRAM.
-//  - AVX2: two vectors per step, the second written as 4 scalar keys (GCC
-//    vectorises them): vector alone 490, this 610, scalar 560. The pipeline
-//    measured alike in cache and 6% slower streamed from DRAM.
+//  - AVX2: the same pipeline, and beside each vector of four u64 keys one
+//    more key hashed in scalar code in the same step: the integer multiplier
+//    works while the vector one does. Zen 5 guest, AVX2 pinned, one thread,
+//    TSC cycles per key, medians of 14 batches of 2^20 keys alternated in one
+//    process (3 runs): XXH64 of u64 keys, one vector and four scalar keys
+//    per step unpipelined (the form before) 2.90-3.21, the pipeline with
+//    0 / 1 / 2 scalar keys per step 2.64-2.71 / 2.20-2.31 / 2.14 (2.79 in a
+//    run where the scalar multiplier was slower); MurmurHash64A 1.77-1.84 ->
+//    1.46-1.54; u32 keys (vector alone before; no scalar key) 3.10-3.31 ->
+//    2.23-2.32. The HLL add of u64 keys 4.00-4.19 -> 3.05-3.09, Bloom
+//    contains (256 KiB) 6.26-6.36 -> 5.24-5.62. (Earlier on the Xeon,
+//    unpipelined: vector alone 490, one vector and four scalar keys 610,
+//    scalar 560 M keys/s; the pipeline there was not measured with the
+//    one-vpmulld multiply or scalar keys.)
 //  - SSE4/SSSE3: scalar code. Two lanes of an emulated 64-bit multiply
 //    (three 32x32->64 products each) lose to the integer multiplier: vector
-//    245, best mix 500, scalar 560; pipelined with scalar keys beside it, 4%
-//    slower than scalar.
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+//    245, best mix 500, scalar 560 (Xeon); pipelined with scalar keys beside
+//    it, 4% slower than scalar.
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX2
 inline constexpr bool kPipelinedHash = true;
 #else
 inline constexpr bool kPipelinedHash = false;
 #endif
+// Keys hashed in scalar code per vector in each step of the pipeline (u64
+// keys; u32 keys, with fewer multiplies, are all hashed in vectors).
 #if HWY_TARGET == HWY_AVX2
-inline constexpr std::size_t kScalarKeysPerVector = 4;
+inline constexpr std::size_t kScalarKeysPerStep = 1;
 #else
-inline constexpr std::size_t kScalarKeysPerVector = 0;
+inline constexpr std::size_t kScalarKeysPerStep = 0;
 #endif
 #if HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
 inline constexpr bool kVectorHash = false;
@@ -272,16 +299,20 @@ HWY_INLINE std::size_t append_passing(std::uint64_t h, std::uint64_t screen, std
 // earlier, for every S at once, and every stage's input was computed a whole
 // step before.
 //
-// Without a screen it stores every hash to out[i] and returns count - count %
-// lanes; with kScreened it keeps only the hashes that pass `screen` (see
-// kernels.hpp's hash_screened), packed from out[0], and returns how many.
-template <bool kScreened, class Hash>
+// Each step loads one vector of keys and hashes the kScalarKeys keys after
+// it in scalar code. Without a screen it stores every hash to out[i] and
+// returns how many keys it hashed (count less count % (lanes + kScalarKeys));
+// with kScreened it keeps only the hashes that pass `screen` (see kernels.hpp's
+// hash_screened), packed from out[0], and returns how many.
+template <bool kScreened, class Hash, std::size_t kScalarKeys = 0>
 HWY_INLINE std::size_t hash_fixed_pipelined(const typename Hash::Key* keys, std::size_t count,
-                                            Hash hash, std::uint64_t* out,
+                                            HashSpec spec, std::uint64_t* out,
                                             std::uint64_t screen = 0) {
+  static_assert(!kScreened || kScalarKeys == 0, "a screened pipeline keeps vector lanes only");
   const D64 d;
-  const std::size_t n = hn::Lanes(d);
-  const std::size_t vectors = count / n;
+  const Hash hash(spec.seed);
+  const std::size_t per_step = hn::Lanes(d) + kScalarKeys;
+  const std::size_t vectors = count / per_step;
   if (vectors == 0) return 0;
   [[maybe_unused]] const V64 screen_v = hn::Set(d, screen);
   std::size_t m = 0;  // hashes kept so far (kScreened)
@@ -304,34 +335,35 @@ HWY_INLINE std::size_t hash_fixed_pipelined(const typename Hash::Key* keys, std:
     s3 = hash.template stage<2>(s2);
     s2 = hash.template stage<1>(s1);
     if (loads) {
-      for (std::size_t b = 0; b < n * sizeof(*keys); b += 64)
+      for (std::size_t b = 0; b < per_step * sizeof(*keys); b += 64)
         prefetch_stream(keys + load + b / sizeof(*keys));
       s1 = hash.template stage<0>(load_keys(keys + load));
+      for (std::size_t j = hn::Lanes(d); j < per_step; ++j) {
+        out[load + j] = hash_one(spec, keys[load + j]);
+      }
     }
   };
-  run_pipeline(vectors, n, kMaxStages - 1, step);
-  return kScreened ? m : vectors * n;
+  run_pipeline(vectors, per_step, kMaxStages - 1, step);
+  return kScreened ? m : vectors * per_step;
 }
 
 template <class Hash>
 void hash_fixed(const typename Hash::Key* keys, std::size_t count, HashSpec spec,
                 std::uint64_t* out) {
   static_assert(Hash::kStages <= kMaxStages);
-  const D64 d;
-  const std::size_t n = hn::Lanes(d);
-  const Hash hash(spec.seed);
   std::size_t i = 0;
   if constexpr (kPipelinedHash) {
-    i = hash_fixed_pipelined<false>(keys, count, hash, out);
+    constexpr std::size_t kScalarKeys = sizeof(typename Hash::Key) == 8 ? kScalarKeysPerStep : 0;
+    i = hash_fixed_pipelined<false, Hash, kScalarKeys>(keys, count, spec, out);
   } else {
-    // u32 keys need fewer multiplies: the vector alone is faster there.
-    const std::size_t step = n + (sizeof(typename Hash::Key) == 8 ? kScalarKeysPerVector : 0);
-    if (count >= step) {
-      for (; i <= count - step; i += step) {
-        for (std::size_t b = 0; b < step * sizeof(*keys); b += 64)
+    const D64 d;
+    const std::size_t n = hn::Lanes(d);
+    const Hash hash(spec.seed);
+    if (count >= n) {
+      for (; i <= count - n; i += n) {
+        for (std::size_t b = 0; b < n * sizeof(*keys); b += 64)
           prefetch_stream(keys + i + b / sizeof(*keys));
         hn::StoreU(hash_vector(hash, load_keys(keys + i)), d, out + i);
-        for (std::size_t j = n; j < step; ++j) out[i + j] = hash_one(spec, keys[i + j]);
       }
     }
   }
@@ -344,7 +376,7 @@ void hash_fixed(const typename Hash::Key* keys, std::size_t count, HashSpec spec
 template <class Hash>
 std::size_t hash_fixed_screened(const typename Hash::Key* keys, std::size_t count, HashSpec spec,
                                 std::uint64_t screen, std::uint64_t* passed) {
-  std::size_t m = hash_fixed_pipelined<true>(keys, count, Hash(spec.seed), passed, screen);
+  std::size_t m = hash_fixed_pipelined<true, Hash>(keys, count, spec, passed, screen);
   for (std::size_t i = count - count % hn::Lanes(D64()); i < count; ++i) {
     m = append_passing(hash_one(spec, keys[i]), screen, passed, m);
   }

@@ -269,8 +269,8 @@ HWY_INLINE std::size_t hash_uniform_width(const Offset* offsets, const std::uint
     hash_width16_pipelined(p, vectors, spec, out);
   } else {  // 8 bytes: the hash of a u64 key (the string's little-endian bytes)
     const auto* keys = reinterpret_cast<const std::uint64_t*>(p);
-    xxh ? hash_fixed_pipelined<false>(keys, vectors * n, Xxh64U64(spec.seed), out)
-        : hash_fixed_pipelined<false>(keys, vectors * n, Murmur64AU64(spec.seed), out);
+    xxh ? hash_fixed_pipelined<false, Xxh64U64>(keys, vectors * n, spec, out)
+        : hash_fixed_pipelined<false, Murmur64AU64>(keys, vectors * n, spec, out);
   }
   return vectors * n;
 }
