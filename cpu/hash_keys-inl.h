@@ -330,8 +330,8 @@ void hash_strings(const detail::KeyBatch& keys, std::size_t begin, std::size_t c
 // hashing alone 10.38 against 7.91, the library's HLL add 13.20 against
 // 10.21, Bloom add (256 KiB) 17.34 against 15.16; 8-byte strings 7.75
 // against 4.85 hashing alone. SSE4, hashing alone: 10.76 against 8.23. The
-// Arm targets take this path too, unmeasured. AVX2 hashes the whole vectors
-// of 16-byte strings faster still, pipelined.
+// Arm targets take this path too, unmeasured. AVX2 hashes the whole steps
+// of 16- and 8-byte strings faster still, pipelined.
 template <std::size_t kWidth>
 HWY_INLINE void hash_each_of_width(const std::uint8_t* p, std::size_t count, HashSpec spec,
                                    std::uint64_t* out) {
@@ -364,7 +364,18 @@ void hash_string_keys(const detail::KeyBatch& keys, std::size_t begin, std::size
       }
       return hash_each_of_width<16>(first + 16 * done, count - done, spec, out + done);
     }
-    if (width == 8) return hash_each_of_width<8>(first, count, spec, out);
+    if (width == 8) {
+      // The hash of a u64 key of the same bytes: where fixed-width keys are
+      // pipelined (AVX2), its vector lanes (unaligned vector loads only).
+      std::size_t done = 0;
+      if constexpr (kPipelinedHash) {
+        const auto* as_u64 = reinterpret_cast<const std::uint64_t*>(first);
+        done = spec.kind == HashKind::Xxh64
+                   ? hash_fixed_pipelined<false, Xxh64U64>(as_u64, count, spec, out)
+                   : hash_fixed_pipelined<false, Murmur64AU64>(as_u64, count, spec, out);
+      }
+      return hash_each_of_width<8>(first + 8 * done, count - done, spec, out + done);
+    }
     detail::hash_keys_reference(keys, begin, count, spec, out);
   }
 }
