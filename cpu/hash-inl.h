@@ -37,7 +37,6 @@ using V64 = hn::Vec<D64>;
 // (the high x high term only affects bits >= 64).
 HWY_INLINE V64 mul64(V64 a, std::uint64_t b) {
   const D64 d;
-  const hn::Repartition<std::uint32_t, D64> d32;
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
   return V64{_mm512_mullo_epi64(a.raw, hn::Set(d, b).raw)};
 #elif HWY_TARGET == HWY_AVX2
@@ -45,8 +44,11 @@ HWY_INLINE V64 mul64(V64 a, std::uint64_t b) {
   // 2^32, in the two halves of each lane; the low one shifted up plus the
   // high one is their sum, placed: six vector operations, two of them
   // multiplies, where three vpmuludq make seven with three. XXH64 of u64 keys
-  // 2.72 -> 2.31 TSC cycles per key (pipelined, Zen 5 guest; see the comment
-  // above kPipelinedHash).
+  // 2.72 -> 2.31 TSC cycles per key in one run (pipelined, Zen 5 guest; see the comment
+  // above kPipelinedHash). On Intel cores vpmulld is two uops with about 10
+  // cycles' latency: the same multiplier work as before and a longer chain,
+  // which the pipeline is there to hide (not measured there).
+  const hn::Repartition<std::uint32_t, D64> d32;
   const auto a32 = hn::BitCast(d32, a);
   const auto cross =
       hn::BitCast(d, hn::Mul(a32, hn::BitCast(d32, hn::Set(d, (b >> 32) | (b << 32)))));
@@ -55,6 +57,7 @@ HWY_INLINE V64 mul64(V64 a, std::uint64_t b) {
       hn::Add(hn::ShiftLeft<32>(cross), hn::And(cross, hn::Set(d, ~std::uint64_t{0} << 32)));
   return hn::Add(lo_lo, high);
 #else
+  const hn::Repartition<std::uint32_t, D64> d32;
   const auto b_lo = hn::BitCast(d32, hn::Set(d, b));
   const auto b_hi = hn::BitCast(d32, hn::Set(d, b >> 32));
   const auto a32 = hn::BitCast(d32, a);
@@ -213,17 +216,18 @@ HWY_INLINE V64 hash_vector(const Hash& hash, V64 keys) {
 //  - AVX2: the same pipeline, and beside each vector of four u64 keys one
 //    more key hashed in scalar code in the same step: the integer multiplier
 //    works while the vector one does. Zen 5 guest, AVX2 pinned, one thread,
-//    TSC cycles per key, medians of 14 batches of 2^20 keys alternated in one
-//    process (3 runs): XXH64 of u64 keys, one vector and four scalar keys
-//    per step unpipelined (the form before) 2.90-3.21, the pipeline with
-//    0 / 1 / 2 scalar keys per step 2.64-2.71 / 2.20-2.31 / 2.14 (2.79 in a
-//    run where the scalar multiplier was slower); MurmurHash64A 1.77-1.84 ->
-//    1.46-1.54; u32 keys (vector alone before; no scalar key) 3.10-3.31 ->
-//    2.23-2.32. The HLL add of u64 keys 4.00-4.19 -> 3.05-3.09, Bloom
-//    contains (256 KiB) 6.26-6.36 -> 5.24-5.62. (Earlier on the Xeon,
-//    unpipelined: vector alone 490, one vector and four scalar keys 610,
-//    scalar 560 M keys/s; the pipeline there was not measured with the
-//    one-vpmulld multiply or scalar keys.)
+//    TSC cycles per key, medians of 14-20 batches of 2^20 keys (from a 128
+//    MiB pool: streamed from DRAM) alternated in one process, four runs:
+//    XXH64 of u64 keys, one vector and four scalar keys per step unpipelined
+//    (the form before) 2.90-3.81, the pipeline with 0 / 1 scalar keys per
+//    step 2.64-2.90 / 2.20-2.42 (2 keys: 2.14 in one run, 2.79 in one where
+//    the scalar multiplier was slower); MurmurHash64A 1.77-1.84 -> 1.46-1.54;
+//    u32 keys (vector alone before; no scalar key) 3.10-3.31 -> 2.23-2.32.
+//    The HLL add of u64 keys 4.00-5.00 -> 3.05-3.39, Bloom contains (256
+//    KiB) 6.26-9.41 -> 5.24-7.81 (busy minutes). Earlier, on the Xeon and
+//    with the three-vpmuludq multiply: vector alone 490, one vector and four
+//    scalar keys 610, scalar 560 M keys/s, and the pipeline measured alike
+//    in cache and 6% slower streamed from DRAM; not measured there since.
 //  - SSE4/SSSE3: scalar code. Two lanes of an emulated 64-bit multiply
 //    (three 32x32->64 products each) lose to the integer multiplier: vector
 //    245, best mix 500, scalar 560 (Xeon); pipelined with scalar keys beside
@@ -246,9 +250,9 @@ inline constexpr bool kVectorHash = false;
 inline constexpr bool kVectorHash = true;
 #endif
 
-// Runs a software pipeline over `vectors` vectors of n keys each:
+// Runs a software pipeline over `vectors` steps of n keys each:
 // step(load, store, loads, stores) advances every vector in flight by one
-// stage, loads vector `load` (the key index of its first lane) if `loads`, and
+// stage, loads the keys from index `load` (the step's first key) if `loads`, and
 // stores the finished one at `store` if `stores`. A vector loaded in step v is
 // stored in step v + depth; the last depth steps only drain.
 template <class Step>
@@ -292,7 +296,8 @@ HWY_INLINE std::size_t append_passing(std::uint64_t h, std::uint64_t screen, std
 #endif
 
 // A hash is one chain of dependent multiplies: XXH64 of a u64 key has five,
-// and vpmullq takes 15 cycles. Hashed one vector after another, the later
+// and vpmullq takes 15 cycles (AVX2's emulated multiply, a chain of about
+// six operations, fills the scheduler alike). Hashed one vector after another, the later
 // operations of every vector wait in the scheduler for its earlier ones, and
 // the scheduler fills long before the multiplier is busy. So this loop is a
 // software pipeline: each step runs stage S of the vector loaded S steps

@@ -2,8 +2,8 @@
 // hash-inl.h. Arrow-style string batches: on AVX-512 one string per 64-bit
 // lane, each lane walking its own string with gathers; elsewhere the
 // reference's loop. Batches of strings all 8 or all 16 bytes long take
-// fixed-width paths everywhere: plain vector loads (AVX-512; AVX2 for 16
-// bytes) or the reference's hash with the width compiled in. Both XXH64 and
+// fixed-width paths everywhere: plain vector loads (AVX-512 and AVX2) or the
+// reference's hash with the width compiled in. Both XXH64 and
 // MurmurHash64A. tests/simd_kernels_test.cc holds the results to the scalar
 // reference for lengths 0..300 and every alignment.
 
@@ -34,8 +34,9 @@ namespace hn = hwy::HWY_NAMESPACE;
 // Strings of any length in vectors need a native 64-bit multiply. HLL add of
 // 16-byte strings in cache, one thread, M keys/s: AVX3 vector 370-390 vs
 // scalar loop 205-220; AVX2 (4 lanes, emulated multiply, one vector at a
-// time, gathered) vector 126-138 vs scalar loop 180-214. Batches of 16-byte
-// strings alone are pipelined on AVX2 too (hash_width16_pipelined).
+// time, gathered) vector 126-138 vs scalar loop 180-214. Batches of 8-byte
+// (the u64 keys' pipeline) or 16-byte strings (hash_width16_pipelined) alone
+// are pipelined on AVX2 too.
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
 inline constexpr bool kVectorStrings = true;
 #else
@@ -170,8 +171,9 @@ HWY_INLINE String16Halves load_string16_halves(const std::uint8_t* p) {
 // pipeline: hashing alone 7.66-8.60 against 5.09-5.36, the library's HLL add
 // 10.66-11.33 against 7.00-7.08, Bloom add (256 KiB) 15.80-16.12 against
 // 11.30-11.88. One vector at a time (no pipeline) measured 7.07-7.29, one
-// vector and four scalar keys per step 7.04-7.09. (u64 keys on AVX2 gained
-// nothing from their pipeline: hash-inl.h.)
+// vector and four scalar keys per step 7.04-7.09. (Measured with the
+// three-vpmuludq mul64; the one-vpmulld form took hashing alone from 3.72 to
+// 3.44 TSC cycles per key in another harness: hash-inl.h.)
 template <bool kXxh>
 HWY_INLINE void hash_width16_pipelined_as(const std::uint8_t* p, std::size_t vectors, HashSpec spec,
                                           std::uint64_t* out) {
@@ -269,8 +271,9 @@ HWY_INLINE std::size_t hash_uniform_width(const Offset* offsets, const std::uint
     hash_width16_pipelined(p, vectors, spec, out);
   } else {  // 8 bytes: the hash of a u64 key (the string's little-endian bytes)
     const auto* keys = reinterpret_cast<const std::uint64_t*>(p);
-    xxh ? hash_fixed_pipelined<false, Xxh64U64>(keys, vectors * n, spec, out)
-        : hash_fixed_pipelined<false, Murmur64AU64>(keys, vectors * n, spec, out);
+    // No scalar keys per step: they would read a misaligned u64.
+    xxh ? hash_fixed_pipelined<false, Xxh64U64, 0>(keys, vectors * n, spec, out)
+        : hash_fixed_pipelined<false, Murmur64AU64, 0>(keys, vectors * n, spec, out);
   }
   return vectors * n;
 }
@@ -331,7 +334,9 @@ void hash_strings(const detail::KeyBatch& keys, std::size_t begin, std::size_t c
 // 10.21, Bloom add (256 KiB) 17.34 against 15.16; 8-byte strings 7.75
 // against 4.85 hashing alone. SSE4, hashing alone: 10.76 against 8.23. The
 // Arm targets take this path too, unmeasured. AVX2 hashes the whole steps
-// of 16- and 8-byte strings faster still, pipelined.
+// of 16- and 8-byte strings faster still, pipelined (8-byte strings, this
+// loop against the u64 keys' pipeline, 2^20 keys in 256-key chunks, medians
+// of 14 alternated in one process: 3.01 against 2.10).
 template <std::size_t kWidth>
 HWY_INLINE void hash_each_of_width(const std::uint8_t* p, std::size_t count, HashSpec spec,
                                    std::uint64_t* out) {
@@ -366,13 +371,14 @@ void hash_string_keys(const detail::KeyBatch& keys, std::size_t begin, std::size
     }
     if (width == 8) {
       // The hash of a u64 key of the same bytes: where fixed-width keys are
-      // pipelined (AVX2), its vector lanes (unaligned vector loads only).
+      // pipelined (AVX2), its vector lanes. No scalar keys per step: those
+      // would read a misaligned u64; the vectors' loads are unaligned ones.
       std::size_t done = 0;
       if constexpr (kPipelinedHash) {
         const auto* as_u64 = reinterpret_cast<const std::uint64_t*>(first);
         done = spec.kind == HashKind::Xxh64
-                   ? hash_fixed_pipelined<false, Xxh64U64>(as_u64, count, spec, out)
-                   : hash_fixed_pipelined<false, Murmur64AU64>(as_u64, count, spec, out);
+                   ? hash_fixed_pipelined<false, Xxh64U64, 0>(as_u64, count, spec, out)
+                   : hash_fixed_pipelined<false, Murmur64AU64, 0>(as_u64, count, spec, out);
       }
       return hash_each_of_width<8>(first + 8 * done, count - done, spec, out + done);
     }

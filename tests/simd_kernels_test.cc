@@ -47,6 +47,7 @@ std::vector<std::size_t> lengths() {
   std::vector<std::size_t> out;
   for (std::size_t n = 0; n <= 70; ++n) out.push_back(n);
   out.push_back(100000);
+  out.push_back(100003);  // a tail after whole steps of 4, 5 or 8 keys
   return out;
 }
 
@@ -165,10 +166,15 @@ TEST_F(SimdKernels, HashMatchesScalar) {
         for (const HashSpec& spec : specs) {
           std::vector<std::uint64_t> want(n);
           Misaligned<std::uint64_t> got(n, 1);  // 8-byte but not vector aligned
+          constexpr std::uint64_t kUntouched = 0x5a5a5a5a5a5a5a5aULL;
+          std::fill(got.buf.begin(), got.buf.end(), kUntouched);
           scalar_kernels().hash(kb, off, n, spec, want.data());
           t->kernels->hash(kb, off, n, spec, got.data());
           ASSERT_EQ(want, std::vector<std::uint64_t>(got.data(), got.data() + n))
               << "kind " << int(kind) << " n " << n << " seed " << spec.seed;
+          // Nothing written outside the n hashes.
+          ASSERT_EQ(got.buf.front(), kUntouched) << "kind " << int(kind) << " n " << n;
+          ASSERT_EQ(got.buf.back(), kUntouched) << "kind " << int(kind) << " n " << n;
         }
       }
     }
@@ -764,6 +770,34 @@ TEST_F(SimdKernels, HashStringsReadNothingPastTheData) {
             t->kernels->hash(kb, 0, n, spec, got.data());
             ASSERT_EQ(want, got) << t->name << " strings " << n << " bytes " << col.data.size();
           }
+        }
+      }
+    }
+  }
+}
+
+// u64 and u32 keys that end where a page ends: every count up to 70 (whole
+// pipeline steps and their tails) hashed without reading past the last key.
+TEST_F(SimdKernels, HashFixedWidthKeysReadNothingPastTheKeys) {
+  for (KeyKind kind : {KeyKind::U64, KeyKind::U32}) {
+    const std::size_t width = kind == KeyKind::U64 ? 8 : 4;
+    for (std::size_t n = 0; n <= 70; ++n) {
+      const std::vector<std::uint64_t> src = random_u64(rng_, n);
+      const std::span<const std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(src.data()),
+                                                n * width);
+      const GuardedBytes guarded(bytes);
+      KeyBatch kb;
+      kb.kind = kind;
+      kb.n = n;
+      kb.keys = src.data();
+      for (const HashSpec& spec : {HashSpec{}, HashSpec::redis()}) {
+        std::vector<std::uint64_t> want(n), got(n);
+        scalar_kernels().hash(kb, 0, n, spec, want.data());
+        KeyBatch at_end = kb;
+        at_end.keys = guarded.data();
+        for (const SimdTarget* t : targets_) {
+          t->kernels->hash(at_end, 0, n, spec, got.data());
+          ASSERT_EQ(want, got) << t->name << " kind " << int(kind) << " n " << n;
         }
       }
     }
