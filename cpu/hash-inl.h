@@ -44,10 +44,10 @@ HWY_INLINE V64 mul64(V64 a, std::uint64_t b) {
   // 2^32, in the two halves of each lane; the low one shifted up plus the
   // high one is their sum, placed: six vector operations, two of them
   // multiplies, where three vpmuludq make seven with three. XXH64 of u64 keys
-  // 2.72 -> 2.31 TSC cycles per key in one run (pipelined, Zen 5 guest; see the comment
-  // above kPipelinedHash). On Intel cores vpmulld is two uops with about 10
-  // cycles' latency: the same multiplier work as before and a longer chain,
-  // which the pipeline is there to hide (not measured there).
+  // 2.72 -> 2.31 TSC cycles per key in one run (pipelined, Zen 5 guest; see
+  // the comment above kPipelinedHash). On Intel cores vpmulld is two uops
+  // with about 10 cycles' latency: the same multiplier work as before and a
+  // longer chain, which the pipeline is there to hide (not measured there).
   const hn::Repartition<std::uint32_t, D64> d32;
   const auto a32 = hn::BitCast(d32, a);
   const auto cross =
@@ -297,12 +297,12 @@ HWY_INLINE std::size_t append_passing(std::uint64_t h, std::uint64_t screen, std
 
 // A hash is one chain of dependent multiplies: XXH64 of a u64 key has five,
 // and vpmullq takes 15 cycles (AVX2's emulated multiply, a chain of about
-// six operations, fills the scheduler alike). Hashed one vector after another, the later
-// operations of every vector wait in the scheduler for its earlier ones, and
-// the scheduler fills long before the multiplier is busy. So this loop is a
-// software pipeline: each step runs stage S of the vector loaded S steps
-// earlier, for every S at once, and every stage's input was computed a whole
-// step before.
+// six operations, fills the scheduler alike). Hashed one vector after
+// another, the later operations of every vector wait in the scheduler for its
+// earlier ones, and the scheduler fills long before the multiplier is busy.
+// So this loop is a software pipeline: each step runs stage S of the vector
+// loaded S steps earlier, for every S at once, and every stage's input was
+// computed a whole step before.
 //
 // Each step loads one vector of keys and hashes the kScalarKeys keys after
 // it in scalar code. Without a screen it stores every hash to out[i] and
