@@ -213,6 +213,18 @@ HWY_INLINE void hash_width16_pipelined(const std::uint8_t*, std::size_t, HashSpe
 }
 #endif
 
+// 8-byte strings back to back from p: each hashes as the u64 key of its bytes,
+// so the u64 keys' pipeline hashes their whole steps (where kPipelinedHash).
+// Vector lanes only: a scalar key per step would read a misaligned u64; the
+// vectors' loads are unaligned ones. Returns how many it hashed.
+HWY_INLINE std::size_t hash_width8_pipelined(const std::uint8_t* p, std::size_t count,
+                                             HashSpec spec, std::uint64_t* out) {
+  const auto* keys = reinterpret_cast<const std::uint64_t*>(p);
+  return spec.kind == HashKind::Xxh64
+             ? hash_fixed_pipelined<false, Xxh64U64, 0>(keys, count, spec, out)
+             : hash_fixed_pipelined<false, Murmur64AU64, 0>(keys, count, spec, out);
+}
+
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
 // Eight strings of exactly 8 or 16 bytes lie back to back in 64 or 128
 // bytes: plain loads (load_string16_halves) instead of gathers.
@@ -266,14 +278,10 @@ HWY_INLINE std::size_t hash_uniform_width(const Offset* offsets, const std::uint
   const std::uint64_t width = uniform_width(offsets, count);
   if (width == 0) return 0;
   const std::uint8_t* p = data + offsets[0];
-  const bool xxh = spec.kind == HashKind::Xxh64;
   if (width == 16) {
     hash_width16_pipelined(p, vectors, spec, out);
-  } else {  // 8 bytes: the hash of a u64 key (the string's little-endian bytes)
-    const auto* keys = reinterpret_cast<const std::uint64_t*>(p);
-    // No scalar keys per step: they would read a misaligned u64.
-    xxh ? hash_fixed_pipelined<false, Xxh64U64, 0>(keys, vectors * n, spec, out)
-        : hash_fixed_pipelined<false, Murmur64AU64, 0>(keys, vectors * n, spec, out);
+  } else {
+    hash_width8_pipelined(p, vectors * n, spec, out);
   }
   return vectors * n;
 }
@@ -370,16 +378,8 @@ void hash_string_keys(const detail::KeyBatch& keys, std::size_t begin, std::size
       return hash_each_of_width<16>(first + 16 * done, count - done, spec, out + done);
     }
     if (width == 8) {
-      // The hash of a u64 key of the same bytes: where fixed-width keys are
-      // pipelined (AVX2), its vector lanes. No scalar keys per step: those
-      // would read a misaligned u64; the vectors' loads are unaligned ones.
       std::size_t done = 0;
-      if constexpr (kPipelinedHash) {
-        const auto* as_u64 = reinterpret_cast<const std::uint64_t*>(first);
-        done = spec.kind == HashKind::Xxh64
-                   ? hash_fixed_pipelined<false, Xxh64U64, 0>(as_u64, count, spec, out)
-                   : hash_fixed_pipelined<false, Murmur64AU64, 0>(as_u64, count, spec, out);
-      }
+      if constexpr (kPipelinedHash) done = hash_width8_pipelined(first, count, spec, out);  // AVX2
       return hash_each_of_width<8>(first + 8 * done, count - done, spec, out + done);
     }
     detail::hash_keys_reference(keys, begin, count, spec, out);
