@@ -138,6 +138,7 @@ struct Hash64Bit {  // u64 keys: one 8-byte lane
   using Key = std::uint64_t;
   using Steps = Lane8Steps<kXxh>;
   static constexpr int kStages = 5;
+  static constexpr std::size_t kScalarKeysBeside = 1;  // kScalarKeysPerStep
   std::uint64_t start;
   explicit Hash64Bit(std::uint64_t seed) : start(Steps::start(seed, 8)) {}
   template <int S>
@@ -157,6 +158,7 @@ struct Xxh64U32 {  // finish(xxh64_tail4(start, key))
   using Key = std::uint32_t;
   using Steps = Lane8Steps<true>;
   static constexpr int kStages = 4;
+  static constexpr std::size_t kScalarKeysBeside = 2;
   std::uint64_t start;
   explicit Xxh64U32(std::uint64_t seed) : start(Steps::start(seed, 4)) {}
   template <int S>
@@ -172,6 +174,7 @@ struct Murmur64AU32 {  // finish((start ^ key) * M)
   using Key = std::uint32_t;
   using Steps = Lane8Steps<false>;
   static constexpr int kStages = 3;
+  static constexpr std::size_t kScalarKeysBeside = 0;
   std::uint64_t start;
   explicit Murmur64AU32(std::uint64_t seed) : start(Steps::start(seed, 4)) {}
   template <int S>
@@ -222,7 +225,11 @@ HWY_INLINE V64 hash_vector(const Hash& hash, V64 keys) {
 //    (the form before) 2.90-3.81, the pipeline with 0 / 1 scalar keys per
 //    step 2.64-2.90 / 2.20-2.42 (2 keys: 2.14 in one run, 2.79 in one where
 //    the scalar multiplier was slower); MurmurHash64A 1.77-1.84 -> 1.46-1.54;
-//    u32 keys (vector alone before; no scalar key) 3.10-3.31 -> 2.23-2.32.
+//    u32 keys (vector alone before) 3.10-3.31 -> 2.23-2.32 with no scalar
+//    key; XXH64 with 1 / 2 / 3 scalar keys per step (four runs of 20
+//    batches, against 2.31-2.44 for none) 1.87-1.93 / 1.60-1.70 / 1.55-2.14,
+//    and 2 in the library against none in six more runs: 1.64-2.52 against
+//    2.39-2.94, better in each.
 //    The HLL add of u64 keys 4.00-5.00 -> 3.05-3.39, Bloom contains (256
 //    KiB) 6.26-9.41 -> 5.24-7.81 (busy minutes). Earlier, on the Xeon and
 //    with the three-vpmuludq multiply: vector alone 490, one vector and four
@@ -237,13 +244,14 @@ inline constexpr bool kPipelinedHash = true;
 #else
 inline constexpr bool kPipelinedHash = false;
 #endif
-// Keys hashed in scalar code per vector in each step of the pipeline (u64
-// keys; u32 keys, with fewer multiplies, are all hashed in vectors).
-#if HWY_TARGET == HWY_AVX2
-inline constexpr std::size_t kScalarKeysPerStep = 1;
-#else
-inline constexpr std::size_t kScalarKeysPerStep = 0;
-#endif
+// Keys hashed in scalar code beside each vector in each step of the
+// pipeline: on AVX2 the hash's kScalarKeysBeside (u64 keys one, XXH64 of u32
+// keys two; MurmurHash64A of u32 keys, two multiplies, none: with two it was
+// 0.86-0.90 against 1.10-1.27 in most runs but 1.64-1.71 against 1.26-1.52
+// when the scalar multiplier was slower).
+template <class Hash>
+inline constexpr std::size_t kScalarKeysPerStep =
+    HWY_TARGET == HWY_AVX2 ? Hash::kScalarKeysBeside : 0;
 #if HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
 inline constexpr bool kVectorHash = false;
 #else
@@ -358,8 +366,7 @@ void hash_fixed(const typename Hash::Key* keys, std::size_t count, HashSpec spec
   static_assert(Hash::kStages <= kMaxStages);
   std::size_t i = 0;
   if constexpr (kPipelinedHash) {
-    constexpr std::size_t kScalarKeys = sizeof(typename Hash::Key) == 8 ? kScalarKeysPerStep : 0;
-    i = hash_fixed_pipelined<false, Hash, kScalarKeys>(keys, count, spec, out);
+    i = hash_fixed_pipelined<false, Hash, kScalarKeysPerStep<Hash>>(keys, count, spec, out);
   } else {
     const D64 d;
     const std::size_t n = hn::Lanes(d);
