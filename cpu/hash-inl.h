@@ -228,8 +228,8 @@ HWY_INLINE V64 hash_vector(const Hash& hash, V64 keys) {
 //    u32 keys (vector alone before) 3.10-3.31 -> 2.23-2.32 with no scalar
 //    key; XXH64 with 1 / 2 / 3 scalar keys per step (four runs of 20
 //    batches, against 2.31-2.44 for none) 1.87-1.93 / 1.60-1.70 / 1.55-2.14,
-//    and 2 in the library against none in six more runs: 1.64-2.52 against
-//    2.39-2.94, better in each.
+//    and 2 in the library against none in ten more runs: 1.64-2.52 against
+//    2.39-2.94, better in nine (2.49 against 2.43 in a busy minute).
 //    The HLL add of u64 keys 4.00-5.00 -> 3.05-3.39, Bloom contains (256
 //    KiB) 6.26-9.41 -> 5.24-7.81 (busy minutes). Earlier, on the Xeon and
 //    with the three-vpmuludq multiply: vector alone 490, one vector and four
