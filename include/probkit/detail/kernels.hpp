@@ -91,9 +91,8 @@ struct CpuKernels {
                                std::uint64_t screen, std::uint64_t* passed);
   // Sets the bits of n hashed keys; `around`: how many of its first hashes
   // the call before carried ahead, and how many after them the next call
-  // takes (BloomLookahead). Never called
-  // by two threads on one block at once (src/bloom_filter.cc gives each
-  // worker its own blocks or copy).
+  // takes (BloomLookahead). Never called by two threads on one block at once
+  // (src/bloom_filter.cc gives each worker its own blocks or copy).
   void (*bloom_add)(const BloomRef& filter, const std::uint64_t* hashes, std::size_t n, BloomLookahead around);
   // out[i] = 1 if hashed key i may be present else 0 (out may be null);
   // returns the number of 1s. `around` as for bloom_add.
