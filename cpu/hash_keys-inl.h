@@ -413,12 +413,12 @@ inline void hash_keys(const detail::KeyBatch& keys, std::size_t begin, std::size
   detail::hash_keys_reference(keys, begin, count, spec, out);
 }
 
-// hash_screened (kernels.hpp), on AVX-512 only. Fixed-width keys keep the
-// passing hashes as the pipeline computes them; other kinds are hashed into
-// `passed` and packed in place (each vector is read before any store reaches
-// it: m <= i). Elsewhere the kernel is absent and src/hyperloglog.cc hashes,
-// then lets the HLL kernel screen.
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+// hash_screened (kernels.hpp), on AVX-512 and AVX2. Fixed-width keys keep the
+// passing hashes as the pipeline computes them (hash_fixed_screened); other
+// kinds are hashed into `passed` and packed in place (each vector is read
+// before any store reaches it: m <= i). Elsewhere the kernel is absent and
+// src/hyperloglog.cc hashes, then lets the HLL kernel screen.
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX2
 inline std::size_t hash_keys_screened(const detail::KeyBatch& keys, std::size_t begin,
                                       std::size_t count, HashSpec spec, std::uint64_t screen,
                                       std::uint64_t* passed) {
@@ -434,6 +434,9 @@ inline std::size_t hash_keys_screened(const detail::KeyBatch& keys, std::size_t 
                : hash_fixed_screened<Murmur64AU32>(k, count, spec, screen, passed);
   }
   hash_keys(keys, begin, count, spec, passed);
+#if HWY_TARGET == HWY_AVX2
+  return pack_passing(passed, count, screen);
+#else
   const D64 d;
   const V64 screen_v = hn::Set(d, screen);
   const std::size_t n = hn::Lanes(d);
@@ -441,6 +444,7 @@ inline std::size_t hash_keys_screened(const detail::KeyBatch& keys, std::size_t 
   for (; i + n <= count; i += n) m = append_passing(hn::LoadU(d, passed + i), screen_v, passed, m);
   for (; i < count; ++i) m = append_passing(passed[i], screen, passed, m);
   return m;
+#endif
 }
 inline constexpr auto kHashScreened = &hash_keys_screened;
 #else

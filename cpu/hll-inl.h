@@ -102,13 +102,6 @@ inline void raise_keys(std::uint8_t* registers, std::uint32_t p, const std::uint
 }
 #endif
 
-// Whether a branch per vector on "does a key pass the floor's screen" pays: a
-// key passes with probability 2^-floor, and the branch pays once at most
-// about 1 vector in 8 has a passing key, lanes * 2^-floor <= 1/8.
-inline bool skip_pays(std::uint8_t floor) {
-  return floor >= hwy::FloorLog2(hn::Lanes(hn::ScalableTag<std::uint64_t>())) + 3;
-}
-
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
 // The keys that pass the screen are packed (vpcompressq, append_passing) into
 // a small buffer and raised a buffer at a time. Where few vectors have a
@@ -144,7 +137,8 @@ inline void raise_screened(std::uint8_t* registers, std::uint32_t p, const std::
 #else
 // Highway 1.0.3's 64-bit Compress measured slower than the whole update on
 // AVX2. Where few vectors have a key that passes, those keys are raised one
-// by one; elsewhere the registers decide, as for keys with no floor.
+// by one; elsewhere the registers decide, as for keys with no floor. (On AVX2
+// this screens pre-hashed keys: hash_screened screens keys it hashes.)
 
 // Bit l set iff lane l of the mask is.
 template <class D>
