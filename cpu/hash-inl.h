@@ -260,21 +260,25 @@ inline constexpr std::size_t kScalarKeysPerStep =
 // (pack_passing). AVX-512 packs each vector with vpcompressq. AVX2 has no
 // compress, and its vector pipes are the pipeline's bound: flags from three
 // vector operations per vector (vpand, vpcmpeqq, vmovmskpd) cost 0.45 TSC
-// cycles per key. So the pipeline reads each step's hashes back in scalar
-// code a step after their stores and packs them in place, branch-free, where
+// cycles per key. So the pipeline hands each step's hashes, a step after
+// their stores, to scalar code that packs them in place (AfterStep), where
 // the hash's kScreenBeside says so; not for XXH64 of u32 keys, whose scalar
 // side already hashes two keys a step. Zen 5 guest, AVX2 pinned,
 // HyperLogLog::add at p = 14, one thread, TSC cycles per key, medians of 20
-// batches of 2^20 keys alternated in one process, four runs, against hashing
-// and then screening in hll_add (the form before): into a sketch that has
-// seen the keys (floor 7), XXH64 of u64 keys 2.67-2.80 -> 2.51-2.62 (hashing
-// alone 2.22-2.33), MurmurHash64A 2.09-2.30 -> 1.91-2.06, u32 keys with
-// MurmurHash64A 1.64-1.75 -> 1.49-1.67, u32 keys with XXH64 2.13-2.22 against
-// 2.13-2.27 packed after the pipeline (in it: 2.30-2.55 against 2.11-2.45 in
-// five earlier runs), 16-byte strings 5.63-5.91 -> 5.54-5.76; a fresh sketch,
-// 2^20 XXH64 u64 keys, 6.28-6.42 -> 3.78-3.93 (packed after the pipeline,
-// 4.49-4.51 in two earlier runs): while the floor is low, the HLL kernel's
-// gathers had checked every key.
+// batches of 2^20 keys alternated in one process, against hashing and then
+// screening in hll_add (the form before). With branch-free appends at every
+// floor, four runs: into a sketch that has seen the keys (floor 7), XXH64 of
+// u64 keys 2.67-2.80 -> 2.51-2.62 (hashing alone 2.22-2.33), MurmurHash64A
+// 2.09-2.30 -> 1.91-2.06, u32 keys with MurmurHash64A 1.64-1.75 -> 1.49-1.67,
+// u32 keys with XXH64 2.13-2.22 against 2.13-2.27 packed after the pipeline
+// (in it: 2.30-2.55 against 2.11-2.45 in five earlier runs), 16-byte strings
+// 5.63-5.91 -> 5.54-5.76; a fresh sketch, 2^20 XXH64 u64 keys, 6.28-6.42 ->
+// 3.78-3.93 (packed after the pipeline, 4.49-4.51 in two earlier runs): while
+// the floor is low, the HLL kernel's gathers had checked every key. But in
+// minutes when this guest ran slower (hashing alone 2.4-2.8), the steady
+// state lost, 3.48-4.02 against 3.22-3.49 in seven runs; a branch per hash
+// where few pass (skip_pays) won there, 3.25-3.45, and in six runs of mixed
+// minutes it took 2.62-3.44 against 2.87-3.54 before (branch-free 3.07-3.80).
 template <class Hash>
 inline constexpr bool kScreenInPipeline = HWY_TARGET != HWY_AVX2 || Hash::kScreenBeside;
 #if HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
@@ -368,16 +372,26 @@ inline std::size_t pack_passing(std::uint64_t* hashes, std::size_t count, std::u
 // Each step loads one vector of keys and hashes the kScalarKeys keys after
 // it in scalar code. Without a screen it stores every hash to out[i] and
 // returns how many keys it hashed (count less count % (lanes + kScalarKeys));
-// with kScreened it keeps only the hashes that pass `screen` (see kernels.hpp's
-// hash_screened), packed from out[0], and returns how many: AVX-512 packs each
-// vector as it finishes, AVX2 stores every hash and packs each step's in
-// place in the step after (kScreenInPipeline).
-template <bool kScreened, class Hash, std::size_t kScalarKeys = 0>
+// with kScreened (AVX-512) it keeps only the hashes that pass `screen` (see
+// kernels.hpp's hash_screened), packed from out[0], and returns how many.
+//
+// after(out, first, n), where given, gets each step's hashes out[first, first
+// + n) in key order, one step after the step that stored the last of them:
+// its work runs beside the next steps' hashing (on AVX2, scalar work beside
+// the bound vector pipes). It may rewrite out below first + n: the pipeline
+// stores nothing there again.
+struct NoAfterStep {
+  void operator()(std::uint64_t*, std::size_t, std::size_t) const {}
+};
+template <bool kScreened, class Hash, std::size_t kScalarKeys = 0, class AfterStep = NoAfterStep>
 HWY_INLINE std::size_t hash_fixed_pipelined(const typename Hash::Key* keys, std::size_t count,
                                             HashSpec spec, std::uint64_t* out,
-                                            std::uint64_t screen = 0) {
-  static_assert(!kScreened || kScalarKeys == 0 || HWY_TARGET == HWY_AVX2,
-                "the AVX-512 screen keeps vector lanes only");
+                                            std::uint64_t screen = 0,
+                                            const AfterStep& after = AfterStep()) {
+  static_assert(!kScreened || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL,
+                "only AVX-512 screens in the pipeline (elsewhere: an AfterStep)");
+  static_assert(!kScreened || kScalarKeys == 0, "a screened pipeline keeps vector lanes only");
+  constexpr bool kAfter = !std::is_same_v<AfterStep, NoAfterStep>;
   const D64 d;
   const Hash hash(spec.seed);
   const std::size_t per_step = hn::Lanes(d) + kScalarKeys;
@@ -392,23 +406,18 @@ HWY_INLINE std::size_t hash_fixed_pipelined(const typename Hash::Key* keys, std:
   const auto step = [&](std::size_t load, std::size_t store, bool loads, bool stores) {
     if (stores) {
       const V64 h = hash.template stage<4>(s4);
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
       if constexpr (kScreened) {
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
         m = append_passing(h, screen_v, out, m);
+#endif
       } else {
         hn::StoreU(h, d, out + store);
       }
-#else
-      hn::StoreU(h, d, out + store);
-      // The step stored before this one, whose hashes are all in out by now:
-      // m stays at or behind every hash not yet read, and behind every store.
-      if constexpr (kScreened) {
-        if (store != 0) {
-          for (std::size_t j = store - per_step; j < store; ++j)
-            m = append_passing(out[j], screen, out, m);
-        }
+      // The step stored before this one: its scalar keys' hashes were stored
+      // when it loaded, its vector's in the call before this.
+      if constexpr (kAfter) {
+        if (store != 0) after(out, store - per_step, per_step);
       }
-#endif
     }
     s4 = hash.template stage<3>(s3);
     s3 = hash.template stage<2>(s2);
@@ -423,12 +432,7 @@ HWY_INLINE std::size_t hash_fixed_pipelined(const typename Hash::Key* keys, std:
     }
   };
   run_pipeline(vectors, per_step, kMaxStages - 1, step);
-#if HWY_TARGET != HWY_AVX3 && HWY_TARGET != HWY_AVX3_DL
-  if constexpr (kScreened) {  // the last step stored
-    for (std::size_t j = (vectors - 1) * per_step; j < vectors * per_step; ++j)
-      m = append_passing(out[j], screen, out, m);
-  }
-#endif
+  if constexpr (kAfter) after(out, (vectors - 1) * per_step, per_step);  // the last step stored
   return kScreened ? m : vectors * per_step;
 }
 
@@ -461,14 +465,34 @@ void hash_fixed(const typename Hash::Key* keys, std::size_t count, HashSpec spec
 template <class Hash>
 std::size_t hash_fixed_screened(const typename Hash::Key* keys, std::size_t count, HashSpec spec,
                                 std::uint64_t screen, std::uint64_t* passed) {
+  constexpr std::size_t kScalarKeys = kScalarKeysPerStep<Hash>;
 #if HWY_TARGET == HWY_AVX2
   if constexpr (!kScreenInPipeline<Hash>) {
     hash_fixed<Hash>(keys, count, spec, passed);
     return pack_passing(passed, count, screen);
   }
+  // Every hash is stored, and packed in place a step later: m stays at or
+  // behind every hash not yet read. Where few pass (skip_pays), a branch per
+  // hash (taken about once in 2^floor) is fewer operations than appending
+  // every one without a branch.
+  std::size_t m = 0;
+  if (skip_pays(static_cast<std::uint32_t>(hwy::PopCount(screen)))) {
+    const auto pack_few = [&](std::uint64_t* out, std::size_t first, std::size_t n) {
+      for (std::size_t j = first; j < first + n; ++j) {
+        const std::uint64_t h = out[j];
+        if (HWY_UNLIKELY((h & screen) == 0)) out[m++] = h;
+      }
+    };
+    hash_fixed_pipelined<false, Hash, kScalarKeys>(keys, count, spec, passed, 0, pack_few);
+  } else {
+    const auto pack = [&](std::uint64_t* out, std::size_t first, std::size_t n) {
+      for (std::size_t j = first; j < first + n; ++j) m = append_passing(out[j], screen, out, m);
+    };
+    hash_fixed_pipelined<false, Hash, kScalarKeys>(keys, count, spec, passed, 0, pack);
+  }
+#else
+  std::size_t m = hash_fixed_pipelined<true, Hash>(keys, count, spec, passed, screen);
 #endif
-  constexpr std::size_t kScalarKeys = kScalarKeysPerStep<Hash>;
-  std::size_t m = hash_fixed_pipelined<true, Hash, kScalarKeys>(keys, count, spec, passed, screen);
   const std::size_t per_step = hn::Lanes(D64()) + kScalarKeys;
   for (std::size_t i = count - count % per_step; i < count; ++i) {
     m = append_passing(hash_one(spec, keys[i]), screen, passed, m);
