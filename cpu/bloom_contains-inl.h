@@ -16,6 +16,7 @@
 #include <cstdint>
 
 #include "bloom_common-inl.h"
+#include "hash-inl.h"
 #include "probkit/detail/kernels.hpp"
 #include "probkit/layout/bloom.hpp"
 #include "stream_prefetch.h"
@@ -237,31 +238,106 @@ std::uint64_t contains_cacheline_k8(const detail::BloomRef& f, const std::uint64
 // uops): 1.12-1.16x faster in a microbenchmark whose loop is port-bound.
 inline constexpr bool kCachelineK8Kernel = true;
 
+// test(block, &hash): whether every probe of the hash is set in its block.
+class CachelineK8Test {
+ public:
+  explicit CachelineK8Test(std::uint32_t k) {
+    const LiveProbes live_lanes(k);
+    live_one_ = _mm256_and_si256(
+        _mm256_load_si256(reinterpret_cast<const __m256i*>(live_lanes.lane)), _mm256_set1_epi32(1));
+  }
+  HWY_INLINE bool operator()(const std::uint32_t* block, const std::uint64_t* h) const {
+    const __m256i product = _mm256_mullo_epi32(_mm256_broadcastd_epi32(_mm_loadu_si32(h)), salt_);
+    const __m256i word = _mm256_srli_epi32(product, 28);  // vpermd reads its low 3 bits
+    const __m256 low = _mm256_castsi256_ps(_mm256_permutevar8x32_epi32(
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block)), word));
+    const __m256 high = _mm256_castsi256_ps(_mm256_permutevar8x32_epi32(
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 8)), word));
+    const __m256i words =
+        _mm256_castps_si256(_mm256_blendv_ps(low, high, _mm256_castsi256_ps(product)));
+    const __m256i bits =
+        _mm256_sllv_epi32(live_one_, _mm256_and_si256(_mm256_srli_epi32(product, 23), bit_of_));
+    return _mm256_testc_si256(words, bits) != 0;  // no bit of `bits` missing from `words`
+  }
+
+ private:
+  __m256i salt_ = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(layout::kBloomSalt));
+  __m256i live_one_;
+  __m256i bit_of_ = _mm256_set1_epi32(31);
+};
+
 template <bool kPrefetch, bool kStore>
 std::uint64_t contains_cacheline_k8(const detail::BloomRef& f, const std::uint64_t* hashes,
                                     std::size_t n, detail::BloomLookahead around,
                                     std::uint8_t* out) {
-  const __m256i salt = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(layout::kBloomSalt));
-  const LiveProbes live_lanes(f.k);
-  const __m256i live_one = _mm256_and_si256(
-      _mm256_load_si256(reinterpret_cast<const __m256i*>(live_lanes.lane)), _mm256_set1_epi32(1));
-  const __m256i bit_of = _mm256_set1_epi32(31);
-  return contains_each<kPrefetch, kStore, layout::kCachelineWords>(
-      f, hashes, n, around, out, [&](const std::uint32_t* block, const std::uint64_t* h) {
-        const __m256i product =
-            _mm256_mullo_epi32(_mm256_broadcastd_epi32(_mm_loadu_si32(h)), salt);
-        const __m256i word = _mm256_srli_epi32(product, 28);  // vpermd reads its low 3 bits
-        const __m256 low = _mm256_castsi256_ps(_mm256_permutevar8x32_epi32(
-            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block)), word));
-        const __m256 high = _mm256_castsi256_ps(_mm256_permutevar8x32_epi32(
-            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 8)), word));
-        const __m256i words =
-            _mm256_castps_si256(_mm256_blendv_ps(low, high, _mm256_castsi256_ps(product)));
-        const __m256i bits =
-            _mm256_sllv_epi32(live_one, _mm256_and_si256(_mm256_srli_epi32(product, 23), bit_of));
-        return _mm256_testc_si256(words, bits) != 0;  // no bit of `bits` missing from `words`
-      });
+  return contains_each<kPrefetch, kStore, layout::kCachelineWords>(f, hashes, n, around, out,
+                                                                   CachelineK8Test(f.k));
 }
+
+// Keys hashed and tested in one loop (kernels.hpp's bloom_contains_keys): the
+// hash pipeline hands each step's hashes, a step after it stored them, to
+// the test, which then runs beside the next steps' hashing. Hashed first and
+// tested after, the two halves ran one after the other, each on its own
+// bound (the vector pipes, then the filter's lines in L2); two keys a step
+// hashed in scalar code beside each vector (one when hashing alone: there the
+// integer multiplier has no other work) keep the vector pipes for the tests.
+// Zen 5 guest, AVX2 pinned, BloomFilter::contains of u64 keys, 256 KiB, k =
+// 6, one thread, TSC cycles per key, medians of 20 batches of 2^20 keys
+// alternated in one process, three runs: XXH64 4.84-5.20 -> 4.13-4.45 (one
+// scalar key a step 4.16-4.80; none 4.20-5.60; three and four no better),
+// MurmurHash64A 4.22-4.52 -> 3.41-3.77 (one scalar key 3.55-3.83); three
+// runs of mixed minutes, XXH64 5.04-7.93 -> 4.44-7.86, MurmurHash64A
+// 4.51-7.67 -> 4.17-7.44. In minutes when this guest ran slower (the loop at
+// 7.5-8.8) the two came out alike, within 4% either way in eight of nine runs
+// (5.97 against 7.47 in the ninth).
+// Filters that miss the cache (kPrefetch) are left to hashing, then testing:
+// there the kernel waits on DRAM, not on the hashing.
+inline constexpr std::size_t kScalarKeysBesideTests = 2;
+
+template <bool kStore, class Hash>
+std::uint64_t contains_hashing(const detail::BloomRef& f, const typename Hash::Key* keys,
+                               std::size_t count, HashSpec spec, std::uint64_t* scratch,
+                               std::uint8_t* out) {
+  const CachelineK8Test test(f.k);
+  const std::uint32_t* const words = f.words;  // copies: stores to out may alias f
+  const std::uint64_t num_blocks = f.num_blocks;
+  std::uint64_t hits = 0;
+  const auto test_keys = [&](std::uint64_t* hashes, std::size_t first, std::size_t n) {
+    for (std::size_t j = first; j < first + n; ++j) {
+      const bool hit = test(
+          words + layout::block_index(hashes[j], num_blocks) * layout::kCachelineWords, hashes + j);
+      hits += hit;
+      if constexpr (kStore) out[j] = hit;
+    }
+  };
+  const std::size_t hashed = hash_fixed_pipelined<false, Hash, kScalarKeysBesideTests>(
+      keys, count, spec, scratch, 0, test_keys);
+  for (std::size_t i = hashed; i < count; ++i) {
+    scratch[i] = hash_one(spec, keys[i]);
+    test_keys(scratch, i, 1);
+  }
+  return hits;
+}
+
+inline bool bloom_contains_keys(const detail::BloomRef& f, const detail::KeyBatch& keys,
+                                std::size_t begin, std::size_t count, HashSpec spec,
+                                std::uint64_t* scratch, std::uint8_t* out, std::uint64_t* hits) {
+  if (keys.kind != detail::KeyKind::U64 || f.layout != BloomLayout::Cacheline512 || f.k > 8 ||
+      prefetch_distance(f) != 0) {
+    return false;
+  }
+  const auto* k = static_cast<const std::uint64_t*>(keys.keys) + begin;
+  const bool xxh = spec.kind == HashKind::Xxh64;
+  if (out != nullptr) {
+    *hits += xxh ? contains_hashing<true, Xxh64U64>(f, k, count, spec, scratch, out)
+                 : contains_hashing<true, Murmur64AU64>(f, k, count, spec, scratch, out);
+  } else {
+    *hits += xxh ? contains_hashing<false, Xxh64U64>(f, k, count, spec, scratch, out)
+                 : contains_hashing<false, Murmur64AU64>(f, k, count, spec, scratch, out);
+  }
+  return true;
+}
+inline constexpr auto kBloomContainsKeys = &bloom_contains_keys;
 #else
 inline constexpr bool kCachelineK8Kernel = false;
 template <bool kPrefetch, bool kStore>
@@ -269,6 +345,13 @@ std::uint64_t contains_cacheline_k8(const detail::BloomRef&, const std::uint64_t
                                     detail::BloomLookahead, std::uint8_t*) {
   return 0;  // never called: kCachelineK8Kernel is false
 }
+#endif
+
+#if HWY_TARGET != HWY_AVX2
+// Only AVX2 hashes and tests in one loop (see contains_hashing).
+inline constexpr bool (*kBloomContainsKeys)(const detail::BloomRef&, const detail::KeyBatch&,
+                                            std::size_t, std::size_t, HashSpec, std::uint64_t*,
+                                            std::uint8_t*, std::uint64_t*) = nullptr;
 #endif
 
 template <bool kPrefetch, bool kStore>

@@ -97,10 +97,11 @@ bool offsets_in_order(const void* offsets, bool wide, std::size_t count, std::in
                                 static_cast<std::int32_t>(limit));
 }
 
-// No hash_screened: the HLL driver hashes, then the HLL kernel screens.
+// No hash_screened: the HLL driver hashes, then the HLL kernel screens; no
+// bloom_contains_keys: the filter hashes, then tests.
 constexpr CpuKernels kScalar{&hash_keys_reference, nullptr,  &bloom_add,
                              &bloom_contains,      &hll_add, &partition_hashes,
-                             &offsets_in_order};
+                             &offsets_in_order,    nullptr};
 
 }  // namespace
 

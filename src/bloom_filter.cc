@@ -1,5 +1,6 @@
 #include "probkit/bloom_filter.hpp"
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cmath>
@@ -138,6 +139,35 @@ WorkerCopies query_copies(detail::BloomRef filter, std::size_t bytes, unsigned w
   return WorkerCopies(filter, bytes, copy ? workers - 1 : 0, WorkerCopies::Start::kFilter);
 }
 
+// contains and count: tests each worker's keys against its copy (or the
+// filter), writes out[i] for key i if out is given, and returns how many
+// answer yes. Hashed and tested in one loop where the backend has one for
+// this filter and key kind (bloom_contains_keys), else hashed, then tested.
+std::uint64_t test_keys(const detail::CpuKernels& kernels, const detail::KeyBatch& kb, HashSpec hash, unsigned workers,
+                        WorkerCopies& copies, std::size_t filter_bytes, std::uint8_t* out) {
+  std::vector<std::uint64_t> hits(std::max(1u, workers), 0);
+  std::uint64_t none = 0;
+  if (kernels.bloom_contains_keys != nullptr &&
+      kernels.bloom_contains_keys(copies.ref_for(0), kb, 0, 0, hash, nullptr, nullptr, &none)) {
+    detail::for_each_key_chunk(kb.n, workers,
+                               [&](unsigned w, std::size_t first, std::size_t count, std::uint64_t* buf) {
+                                 kernels.bloom_contains_keys(copies.ref_for(w), kb, first, count, hash, buf,
+                                                             out != nullptr ? out + first : nullptr, &hits[w]);
+                               });
+  } else {
+    const detail::BloomChunks chunks = detail::bloom_chunks(filter_bytes, kb.kind);
+    detail::for_each_hash_chunk(
+        kernels, kb, hash, workers,
+        [&](unsigned w, std::size_t first, const std::uint64_t* h, std::size_t n, detail::BloomLookahead around) {
+          hits[w] += kernels.bloom_contains(copies.ref_for(w), h, n, around, out != nullptr ? out + first : nullptr);
+        },
+        chunks.keys, chunks.ahead);
+  }
+  std::uint64_t total = 0;
+  for (std::uint64_t x : hits) total += x;
+  return total;
+}
+
 }  // namespace
 
 BloomFilter::BloomFilter(std::uint64_t num_blocks, std::uint32_t k, BloomLayout layout, HashSpec hash)
@@ -217,13 +247,7 @@ void BloomFilter::contains(const Keys& keys, std::span<std::uint8_t> out, Backen
   const unsigned workers = detail::workers_for(kb.n);
   WorkerCopies copies = query_copies(ref_of(const_cast<std::uint8_t*>(storage_.data()), num_blocks_, k_, layout_),
                                      storage_.size(), workers, kb.n);
-  const detail::BloomChunks chunks = detail::bloom_chunks(storage_.size(), kb.kind);
-  detail::for_each_hash_chunk(
-      *c.kernels, kb, hash_, workers,
-      [&](unsigned w, std::size_t first, const std::uint64_t* h, std::size_t n, detail::BloomLookahead around) {
-        c.kernels->bloom_contains(copies.ref_for(w), h, n, around, out.data() + first);
-      },
-      chunks.keys, chunks.ahead);
+  test_keys(*c.kernels, kb, hash_, workers, copies, storage_.size(), out.data());
   detail::note_served(c.backend, c.target);
 }
 
@@ -233,20 +257,11 @@ std::uint64_t BloomFilter::count(const Keys& keys, Backend backend) const {
   const detail::CpuChoice c = detail::resolve_cpu(backend);
   const detail::KeyBatch& kb = keys.batch();
   const unsigned workers = detail::workers_for(kb.n);
-  std::vector<std::uint64_t> hits(workers, 0);
   WorkerCopies copies = query_copies(ref_of(const_cast<std::uint8_t*>(storage_.data()), num_blocks_, k_, layout_),
                                      storage_.size(), workers, kb.n);
-  const detail::BloomChunks chunks = detail::bloom_chunks(storage_.size(), kb.kind);
-  detail::for_each_hash_chunk(
-      *c.kernels, kb, hash_, workers,
-      [&](unsigned w, std::size_t, const std::uint64_t* h, std::size_t n, detail::BloomLookahead around) {
-        hits[w] += c.kernels->bloom_contains(copies.ref_for(w), h, n, around, nullptr);
-      },
-      chunks.keys, chunks.ahead);
+  const std::uint64_t hits = test_keys(*c.kernels, kb, hash_, workers, copies, storage_.size(), nullptr);
   detail::note_served(c.backend, c.target);
-  std::uint64_t total = 0;
-  for (std::uint64_t x : hits) total += x;
-  return total;
+  return hits;
 }
 
 void BloomFilter::add(const Keys& keys, Stream stream, Backend backend) {

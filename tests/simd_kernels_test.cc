@@ -587,6 +587,81 @@ TEST_F(SimdKernels, HashScreenedKeepsExactlyThePassingHashes) {
   EXPECT_EQ(scalar_kernels().hash_screened, nullptr) << "the reference hashes, then screens in hll_add";
 }
 
+// bloom_contains_keys answers as `hash` then `bloom_contains` do: every key
+// count 0..70 (the pipeline's fill, drain and tail) and 100003, both hashes
+// and a seed, with out and without, adding to *hits, writing nothing past
+// count. Where it declines (u32 keys, parquet_sbbf, k > 8, a filter large
+// enough to prefetch for) it returns false and touches nothing. Present
+// exactly where it was measured to pay (bloom_contains-inl.h).
+TEST_F(SimdKernels, BloomContainsKeysMatchesHashThenContains) {
+  const HashSpec specs[] = {HashSpec{}, HashSpec::redis(), {HashKind::Xxh64, 0x5eed}};
+  // 2^14 blocks: 1 MiB of cacheline512, the first size the kernels prefetch for.
+  const std::uint64_t block_counts[] = {1, 1000, std::uint64_t{1} << 14};
+  constexpr std::uint8_t kUntouched = 0xA5;
+  constexpr std::uint64_t kHitsBefore = 7;
+  [[maybe_unused]] bool any = false;
+  for (const SimdTarget* t : targets_) {
+    SCOPED_TRACE(t->name);
+    ASSERT_EQ(t->kernels->bloom_contains_keys != nullptr, t->bit == HWY_AVX2);
+    if (t->kernels->bloom_contains_keys == nullptr) continue;
+    any = true;
+    for (BloomLayout layout : {BloomLayout::Cacheline512, BloomLayout::ParquetSbbf}) {
+      for (std::uint64_t nb : block_counts) {
+        for (std::uint32_t k = 1; k <= layout::kMaxCachelineK; ++k) {
+          const std::uint32_t kk = layout == BloomLayout::Cacheline512 ? k : layout::kSbbfK;
+          if (layout == BloomLayout::ParquetSbbf && k != 1) continue;
+          const bool every_length = nb == 1000 && (kk == 1 || kk == 6 || kk == 8);
+          Filter f(nb, kk, layout);
+          const std::size_t bytes = nb * layout::block_bytes(layout);
+          const bool handles = layout == BloomLayout::Cacheline512 && kk <= 8 && bytes < (std::size_t{1} << 20);
+          for (KeyKind kind : {KeyKind::U64, KeyKind::U32}) {
+            for (const HashSpec& spec : specs) {
+              for (std::size_t n : lengths()) {
+                if (!every_length && n > 13 && n != 70) continue;
+                const std::vector<std::uint64_t> src = random_u64(rng_, n + 3);
+                KeyBatch kb;
+                kb.kind = kind;
+                kb.n = n + 3;
+                kb.keys = src.data();
+                const std::size_t begin = n % 3;
+                std::vector<std::uint64_t> h(n);
+                scalar_kernels().hash(kb, begin, n, spec, h.data());
+                std::fill(f.words.begin(), f.words.end(), 0u);
+                scalar_kernels().bloom_add(f.ref, h.data(), n / 2, {});  // about half the keys answer yes
+                std::vector<std::uint8_t> want(n);
+                const std::uint64_t hits_want = scalar_kernels().bloom_contains(f.ref, h.data(), n, {}, want.data());
+                std::vector<std::uint64_t> scratch(n + 8, 0);
+                std::vector<std::uint8_t> got(n + 8, kUntouched);
+                std::uint64_t hits = kHitsBefore;
+                const bool done =
+                    t->kernels->bloom_contains_keys(f.ref, kb, begin, n, spec, scratch.data(), got.data(), &hits);
+                ASSERT_EQ(done, handles && kind == KeyKind::U64)
+                    << "layout " << int(layout) << " nb " << nb << " k " << kk << " kind " << int(kind);
+                if (!done) {
+                  ASSERT_EQ(hits, kHitsBefore);
+                  for (std::uint8_t b : got) ASSERT_EQ(b, kUntouched) << "wrote out while declining";
+                  continue;
+                }
+                ASSERT_EQ(hits - kHitsBefore, hits_want) << "nb " << nb << " k " << kk << " n " << n;
+                ASSERT_EQ(want, std::vector<std::uint8_t>(got.begin(), got.begin() + static_cast<long>(n)))
+                    << "nb " << nb << " k " << kk << " n " << n;
+                for (std::size_t i = n; i < got.size(); ++i) ASSERT_EQ(got[i], kUntouched) << "wrote past count";
+                hits = 0;
+                ASSERT_TRUE(t->kernels->bloom_contains_keys(f.ref, kb, begin, n, spec, scratch.data(), nullptr, &hits));
+                ASSERT_EQ(hits, hits_want) << "without out: nb " << nb << " k " << kk << " n " << n;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+#if HWY_ARCH_X86_64
+  if (hwy::SupportedTargets() & HWY_AVX2) EXPECT_TRUE(any) << "the AVX2 target was not tested";
+#endif
+  EXPECT_EQ(scalar_kernels().bloom_contains_keys, nullptr) << "the reference hashes, then tests";
+}
+
 // partition_hashes, every target and the scalar reference against the
 // definition: the hashes below the split in their order, then the others in
 // theirs, and nothing written past n. Splits: none below (0), all below

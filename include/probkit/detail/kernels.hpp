@@ -118,6 +118,14 @@ struct CpuKernels {
   // strings before any kernel reads one: a whole pass over the offsets, so it
   // is vectorised too.
   bool (*offsets_in_order)(const void* offsets, bool wide, std::size_t count, std::int64_t limit);
+  // Hashes keys [begin, begin + count) and tests them in one loop, with the
+  // results of `hash` then `bloom_contains` (no keys ahead): out[i] for key
+  // begin + i (out may be null), and *hits += the number of 1s. scratch has
+  // room for count hashes. Returns false, having done nothing, where the
+  // backend has no such loop for this filter and key kind (so a call with
+  // count 0 asks); null where it has none at all.
+  bool (*bloom_contains_keys)(const BloomRef& filter, const KeyBatch& keys, std::size_t begin, std::size_t count,
+                              HashSpec spec, std::uint64_t* scratch, std::uint8_t* out, std::uint64_t* hits);
 };
 
 const CpuKernels& scalar_kernels();
