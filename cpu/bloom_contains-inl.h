@@ -302,7 +302,7 @@ std::uint64_t contains_hashing(const detail::BloomRef& f, const typename Hash::K
   const std::uint32_t* const words = f.words;  // copies: stores to out may alias f
   const std::uint64_t num_blocks = f.num_blocks;
   std::uint64_t hits = 0;
-  const auto test_keys = [&](std::uint64_t* hashes, std::size_t first, std::size_t n) {
+  const auto test_step = [&](std::uint64_t* hashes, std::size_t first, std::size_t n) {
     for (std::size_t j = first; j < first + n; ++j) {
       const bool hit = test(
           words + layout::block_index(hashes[j], num_blocks) * layout::kCachelineWords, hashes + j);
@@ -311,10 +311,10 @@ std::uint64_t contains_hashing(const detail::BloomRef& f, const typename Hash::K
     }
   };
   const std::size_t hashed = hash_fixed_pipelined<false, Hash, kScalarKeysBesideTests>(
-      keys, count, spec, scratch, 0, test_keys);
+      keys, count, spec, scratch, 0, test_step);
   for (std::size_t i = hashed; i < count; ++i) {
     scratch[i] = hash_one(spec, keys[i]);
-    test_keys(scratch, i, 1);
+    test_step(scratch, i, 1);
   }
   return hits;
 }

@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "probkit/detail/hash_keys.hpp"
 #include "probkit/detail/key_batch.hpp"
@@ -336,8 +337,26 @@ HWY_INLINE std::size_t append_passing(std::uint64_t h, std::uint64_t screen, std
 // Whether a branch per vector on "does a key pass the screen" pays: a key
 // passes with probability 2^-floor (an HLL floor screen has `floor` bits),
 // and the branch pays once at most about 1 vector in 8 has a passing key,
-// lanes * 2^-floor <= 1/8.
+// lanes * 2^-floor <= 1/8. AVX2's packing in the pipeline takes it for its
+// branch per hash too (pack_step).
 inline bool skip_pays(std::uint32_t floor) { return floor >= hwy::FloorLog2(hn::Lanes(D64())) + 3; }
+
+// Packs hashes[first, first + n) that pass `screen` to hashes[m, ...), in
+// order, and returns the new m (m <= first): with a branch per hash where
+// few pass (kFew), else every hash appended without one.
+template <bool kFew>
+HWY_INLINE std::size_t pack_step(std::uint64_t* hashes, std::size_t first, std::size_t n,
+                                 std::uint64_t screen, std::size_t m) {
+  for (std::size_t j = first; j < first + n; ++j) {
+    if constexpr (kFew) {
+      const std::uint64_t h = hashes[j];
+      if (HWY_UNLIKELY((h & screen) == 0)) hashes[m++] = h;
+    } else {
+      m = append_passing(hashes[j], screen, hashes, m);
+    }
+  }
+  return m;
+}
 
 #if HWY_TARGET == HWY_AVX2
 // Moves the hashes with every bit of `screen` clear to the front of
@@ -352,11 +371,10 @@ inline std::size_t pack_passing(std::uint64_t* hashes, std::size_t count, std::u
     for (; i + n <= count; i += n) {
       const V64 h = hn::LoadU(d, hashes + i);
       if (HWY_LIKELY(hn::AllFalse(d, hn::Eq(hn::And(h, screen_v), hn::Zero(d))))) continue;
-      for (std::size_t j = i; j < i + n; ++j) m = append_passing(hashes[j], screen, hashes, m);
+      m = pack_step<false>(hashes, i, n, screen, m);
     }
   }
-  for (; i < count; ++i) m = append_passing(hashes[i], screen, hashes, m);
-  return m;
+  return pack_step<false>(hashes, i, count - i, screen, m);
 }
 #endif
 
@@ -392,6 +410,7 @@ HWY_INLINE std::size_t hash_fixed_pipelined(const typename Hash::Key* keys, std:
                 "only AVX-512 screens in the pipeline (elsewhere: an AfterStep)");
   static_assert(!kScreened || kScalarKeys == 0, "a screened pipeline keeps vector lanes only");
   constexpr bool kAfter = !std::is_same_v<AfterStep, NoAfterStep>;
+  static_assert(!(kScreened && kAfter), "a screened pipeline does not keep every step's hashes");
   const D64 d;
   const Hash hash(spec.seed);
   const std::size_t per_step = hn::Lanes(d) + kScalarKeys;
@@ -459,45 +478,54 @@ void hash_fixed(const typename Hash::Key* keys, std::size_t count, HashSpec spec
 }
 
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX2
-// hash_screened for fixed-width keys: the pipeline keeps the passing hashes as
-// it computes them, and the last keys (fewer than a step) are hashed one by
-// one; or, where kScreenInPipeline is false, all are hashed, then packed.
+// The keys after the pipeline's last whole step (fewer than a step), hashed
+// one by one and appended to passed[m, ...) if they pass; returns the new m.
 template <class Hash>
-std::size_t hash_fixed_screened(const typename Hash::Key* keys, std::size_t count, HashSpec spec,
-                                std::uint64_t screen, std::uint64_t* passed) {
-  constexpr std::size_t kScalarKeys = kScalarKeysPerStep<Hash>;
-#if HWY_TARGET == HWY_AVX2
-  if constexpr (!kScreenInPipeline<Hash>) {
-    hash_fixed<Hash>(keys, count, spec, passed);
-    return pack_passing(passed, count, screen);
-  }
-  // Every hash is stored, and packed in place a step later: m stays at or
-  // behind every hash not yet read. Where few pass (skip_pays), a branch per
-  // hash (taken about once in 2^floor) is fewer operations than appending
-  // every one without a branch.
-  std::size_t m = 0;
-  if (skip_pays(static_cast<std::uint32_t>(hwy::PopCount(screen)))) {
-    const auto pack_few = [&](std::uint64_t* out, std::size_t first, std::size_t n) {
-      for (std::size_t j = first; j < first + n; ++j) {
-        const std::uint64_t h = out[j];
-        if (HWY_UNLIKELY((h & screen) == 0)) out[m++] = h;
-      }
-    };
-    hash_fixed_pipelined<false, Hash, kScalarKeys>(keys, count, spec, passed, 0, pack_few);
-  } else {
-    const auto pack = [&](std::uint64_t* out, std::size_t first, std::size_t n) {
-      for (std::size_t j = first; j < first + n; ++j) m = append_passing(out[j], screen, out, m);
-    };
-    hash_fixed_pipelined<false, Hash, kScalarKeys>(keys, count, spec, passed, 0, pack);
-  }
-#else
-  std::size_t m = hash_fixed_pipelined<true, Hash>(keys, count, spec, passed, screen);
-#endif
-  const std::size_t per_step = hn::Lanes(D64()) + kScalarKeys;
+std::size_t append_tail_passing(const typename Hash::Key* keys, std::size_t count, HashSpec spec,
+                                std::uint64_t screen, std::uint64_t* passed, std::size_t m) {
+  const std::size_t per_step = hn::Lanes(D64()) + kScalarKeysPerStep<Hash>;
   for (std::size_t i = count - count % per_step; i < count; ++i) {
     m = append_passing(hash_one(spec, keys[i]), screen, passed, m);
   }
   return m;
+}
+
+// hash_screened for fixed-width keys: the pipeline keeps the passing hashes as
+// it computes them (AVX-512: as each vector finishes; AVX2: a step later),
+// and the last keys (fewer than a step) are hashed one by one; or, where
+// kScreenInPipeline is false, all are hashed, then packed.
+template <class Hash>
+std::size_t hash_fixed_screened(const typename Hash::Key* keys, std::size_t count, HashSpec spec,
+                                std::uint64_t screen, std::uint64_t* passed) {
+#if HWY_TARGET == HWY_AVX2
+  constexpr std::size_t kScalarKeys = kScalarKeysPerStep<Hash>;
+  if constexpr (!kScreenInPipeline<Hash>) {
+    hash_fixed<Hash>(keys, count, spec, passed);
+    return pack_passing(passed, count, screen);
+  } else {
+    // Every hash is stored, and packed in place a step later: m stays at or
+    // behind every hash not yet read. Where few pass (skip_pays), a branch per
+    // hash (taken about once in 2^floor) is fewer operations than appending
+    // every one without a branch.
+    std::size_t m = 0;
+    if (skip_pays(static_cast<std::uint32_t>(hwy::PopCount(screen)))) {
+      const auto pack_few = [&m, screen](std::uint64_t* out, std::size_t first, std::size_t n) {
+        m = pack_step<true>(out, first, n, screen, m);
+      };
+      hash_fixed_pipelined<false, Hash, kScalarKeys>(keys, count, spec, passed, 0, pack_few);
+    } else {
+      const auto pack = [&m, screen](std::uint64_t* out, std::size_t first, std::size_t n) {
+        m = pack_step<false>(out, first, n, screen, m);
+      };
+      hash_fixed_pipelined<false, Hash, kScalarKeys>(keys, count, spec, passed, 0, pack);
+    }
+    return append_tail_passing<Hash>(keys, count, spec, screen, passed, m);
+  }
+#else
+  return append_tail_passing<Hash>(
+      keys, count, spec, screen, passed,
+      hash_fixed_pipelined<true, Hash>(keys, count, spec, passed, screen));
+#endif
 }
 #endif
 

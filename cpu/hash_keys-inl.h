@@ -414,8 +414,9 @@ inline void hash_keys(const detail::KeyBatch& keys, std::size_t begin, std::size
 }
 
 // hash_screened (kernels.hpp), on AVX-512 and AVX2. Fixed-width keys keep the
-// passing hashes as the pipeline computes them (hash_fixed_screened); other
-// kinds are hashed into `passed` and packed in place (each vector is read
+// passing hashes as the pipeline computes them, or hash and then pack them
+// (hash_fixed_screened, kScreenInPipeline); other kinds are hashed into
+// `passed` and packed in place (each vector is read
 // before any store reaches it: m <= i). Elsewhere the kernel is absent and
 // src/hyperloglog.cc hashes, then lets the HLL kernel screen.
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX2

@@ -143,19 +143,21 @@ WorkerCopies query_copies(detail::BloomRef filter, std::size_t bytes, unsigned w
 // filter), writes out[i] for key i if out is given, and returns how many
 // answer yes. Hashed and tested in one loop where the backend has one for
 // this filter and key kind (bloom_contains_keys), else hashed, then tested.
-std::uint64_t test_keys(const detail::CpuKernels& kernels, const detail::KeyBatch& kb, HashSpec hash, unsigned workers,
-                        WorkerCopies& copies, std::size_t filter_bytes, std::uint8_t* out) {
+std::uint64_t query_keys(const detail::CpuKernels& kernels, const detail::KeyBatch& kb, HashSpec hash, unsigned workers,
+                         WorkerCopies& copies, std::size_t filter_bytes, std::uint8_t* out) {
   std::vector<std::uint64_t> hits(std::max(1u, workers), 0);
+  const detail::BloomChunks chunks = detail::bloom_chunks(filter_bytes, kb.kind);
   std::uint64_t none = 0;
   if (kernels.bloom_contains_keys != nullptr &&
       kernels.bloom_contains_keys(copies.ref_for(0), kb, 0, 0, hash, nullptr, nullptr, &none)) {
-    detail::for_each_key_chunk(kb.n, workers,
-                               [&](unsigned w, std::size_t first, std::size_t count, std::uint64_t* buf) {
-                                 kernels.bloom_contains_keys(copies.ref_for(w), kb, first, count, hash, buf,
-                                                             out != nullptr ? out + first : nullptr, &hits[w]);
-                               });
+    detail::for_each_key_chunk(
+        kb.n, workers,
+        [&](unsigned w, std::size_t first, std::size_t count, std::uint64_t* buf) {
+          kernels.bloom_contains_keys(copies.ref_for(w), kb, first, count, hash, buf,
+                                      out != nullptr ? out + first : nullptr, &hits[w]);
+        },
+        chunks.keys);
   } else {
-    const detail::BloomChunks chunks = detail::bloom_chunks(filter_bytes, kb.kind);
     detail::for_each_hash_chunk(
         kernels, kb, hash, workers,
         [&](unsigned w, std::size_t first, const std::uint64_t* h, std::size_t n, detail::BloomLookahead around) {
@@ -247,7 +249,7 @@ void BloomFilter::contains(const Keys& keys, std::span<std::uint8_t> out, Backen
   const unsigned workers = detail::workers_for(kb.n);
   WorkerCopies copies = query_copies(ref_of(const_cast<std::uint8_t*>(storage_.data()), num_blocks_, k_, layout_),
                                      storage_.size(), workers, kb.n);
-  test_keys(*c.kernels, kb, hash_, workers, copies, storage_.size(), out.data());
+  query_keys(*c.kernels, kb, hash_, workers, copies, storage_.size(), out.data());
   detail::note_served(c.backend, c.target);
 }
 
@@ -259,7 +261,7 @@ std::uint64_t BloomFilter::count(const Keys& keys, Backend backend) const {
   const unsigned workers = detail::workers_for(kb.n);
   WorkerCopies copies = query_copies(ref_of(const_cast<std::uint8_t*>(storage_.data()), num_blocks_, k_, layout_),
                                      storage_.size(), workers, kb.n);
-  const std::uint64_t hits = test_keys(*c.kernels, kb, hash_, workers, copies, storage_.size(), nullptr);
+  const std::uint64_t hits = query_keys(*c.kernels, kb, hash_, workers, copies, storage_.size(), nullptr);
   detail::note_served(c.backend, c.target);
   return hits;
 }

@@ -69,7 +69,8 @@ constexpr std::size_t kFloorRescanKeysPerRegister = 4;
 // floor 7, 1024 keys per chunk, one pinned thread of the family 6 model 167
 // Xeon guest, TSC cycles per key, best of 30, four runs: hashing alone
 // 2.45-2.61, hash then add 3.14-3.29, screened hash then add 2.57-2.70. AVX2
-// on the Zen 5 guest: cpu/hash-inl.h, kScreenInPipeline.
+// (which packs each step's passing hashes a step after computing them, or
+// hashes then packs): cpu/hash-inl.h, kScreenInPipeline.
 void add_chunk(const detail::CpuKernels& kernels, const detail::KeyBatch& kb, HashSpec hash, std::uint32_t p,
                std::uint8_t floor, std::uint8_t* registers, std::size_t s, std::size_t c, std::uint64_t* buf) {
   if (floor > 0 && kb.kind != detail::KeyKind::Prehashed && kernels.hash_screened != nullptr) {

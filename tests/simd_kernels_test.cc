@@ -587,12 +587,14 @@ TEST_F(SimdKernels, HashScreenedKeepsExactlyThePassingHashes) {
   EXPECT_EQ(scalar_kernels().hash_screened, nullptr) << "the reference hashes, then screens in hll_add";
 }
 
-// bloom_contains_keys answers as `hash` then `bloom_contains` do: every key
-// count 0..70 (the pipeline's fill, drain and tail) and 100003, both hashes
-// and a seed, with out and without, adding to *hits, writing nothing past
-// count. Where it declines (u32 keys, parquet_sbbf, k > 8, a filter large
-// enough to prefetch for) it returns false and touches nothing. Present
-// exactly where it was measured to pay (bloom_contains-inl.h).
+// bloom_contains_keys answers as `hash` then `bloom_contains` do: key counts
+// 0..13 and 70 (the pipeline's fill, drain and tail; for k = 1, 6 and 8 at
+// 1000 blocks, every count of lengths()), both hashes and a seed, with out
+// and without, adding to *hits, writing nothing past count, and taking
+// nothing from what the scratch held before. Where it declines (keys other
+// than u64, parquet_sbbf, k > 8, a filter large enough to prefetch for) it
+// returns false and touches nothing. Present exactly where it was measured
+// to pay (bloom_contains-inl.h).
 TEST_F(SimdKernels, BloomContainsKeysMatchesHashThenContains) {
   const HashSpec specs[] = {HashSpec{}, HashSpec::redis(), {HashKind::Xxh64, 0x5eed}};
   // 2^14 blocks: 1 MiB of cacheline512, the first size the kernels prefetch for.
@@ -630,7 +632,9 @@ TEST_F(SimdKernels, BloomContainsKeysMatchesHashThenContains) {
                 scalar_kernels().bloom_add(f.ref, h.data(), n / 2, {});  // about half the keys answer yes
                 std::vector<std::uint8_t> want(n);
                 const std::uint64_t hits_want = scalar_kernels().bloom_contains(f.ref, h.data(), n, {}, want.data());
-                std::vector<std::uint64_t> scratch(n + 8, 0);
+                // Random scratch: a hash read before it is computed reads garbage.
+                std::vector<std::uint64_t> scratch = random_u64(rng_, n + 8);
+                const std::vector<std::uint64_t> scratch_before = scratch;
                 std::vector<std::uint8_t> got(n + 8, kUntouched);
                 std::uint64_t hits = kHitsBefore;
                 const bool done =
@@ -640,6 +644,7 @@ TEST_F(SimdKernels, BloomContainsKeysMatchesHashThenContains) {
                 if (!done) {
                   ASSERT_EQ(hits, kHitsBefore);
                   for (std::uint8_t b : got) ASSERT_EQ(b, kUntouched) << "wrote out while declining";
+                  ASSERT_EQ(scratch, scratch_before) << "wrote scratch while declining";
                   continue;
                 }
                 ASSERT_EQ(hits - kHitsBefore, hits_want) << "nb " << nb << " k " << kk << " n " << n;
@@ -647,6 +652,7 @@ TEST_F(SimdKernels, BloomContainsKeysMatchesHashThenContains) {
                     << "nb " << nb << " k " << kk << " n " << n;
                 for (std::size_t i = n; i < got.size(); ++i) ASSERT_EQ(got[i], kUntouched) << "wrote past count";
                 hits = 0;
+                scratch = random_u64(rng_, n + 8);
                 ASSERT_TRUE(t->kernels->bloom_contains_keys(f.ref, kb, begin, n, spec, scratch.data(), nullptr, &hits));
                 ASSERT_EQ(hits, hits_want) << "without out: nb " << nb << " k " << kk << " n " << n;
               }
@@ -660,6 +666,34 @@ TEST_F(SimdKernels, BloomContainsKeysMatchesHashThenContains) {
   if (hwy::SupportedTargets() & HWY_AVX2) EXPECT_TRUE(any) << "the AVX2 target was not tested";
 #endif
   EXPECT_EQ(scalar_kernels().bloom_contains_keys, nullptr) << "the reference hashes, then tests";
+}
+
+// Pre-hashed keys and strings: bloom_contains_keys declines them, even for a
+// filter it would take u64 keys for, and touches nothing.
+TEST_F(SimdKernels, BloomContainsKeysDeclinesOtherKeyKinds) {
+  Filter f(4096, 6, BloomLayout::Cacheline512);  // 256 KiB, k = 6
+  const std::vector<std::uint64_t> hashes = random_u64(rng_, 100);
+  const StringColumn strings(rng_, 100, 16, 0, StringColumn::Fixed::All);
+  std::vector<KeyBatch> batches = {strings.batch(KeyKind::Offsets32), strings.batch(KeyKind::Offsets64)};
+  KeyBatch prehashed;
+  prehashed.kind = KeyKind::Prehashed;
+  prehashed.n = hashes.size();
+  prehashed.keys = hashes.data();
+  batches.push_back(prehashed);
+  for (const SimdTarget* t : targets_) {
+    if (t->kernels->bloom_contains_keys == nullptr) continue;
+    SCOPED_TRACE(t->name);
+    for (const KeyBatch& kb : batches) {
+      std::vector<std::uint64_t> scratch(100, 42);
+      std::vector<std::uint8_t> out(100, 0xA5);
+      std::uint64_t hits = 7;
+      ASSERT_FALSE(t->kernels->bloom_contains_keys(f.ref, kb, 0, 100, HashSpec{}, scratch.data(), out.data(), &hits))
+          << "kind " << int(kb.kind);
+      ASSERT_EQ(hits, 7u);
+      ASSERT_EQ(scratch, std::vector<std::uint64_t>(100, 42));
+      ASSERT_EQ(out, std::vector<std::uint8_t>(100, 0xA5));
+    }
+  }
 }
 
 // partition_hashes, every target and the scalar reference against the
