@@ -146,18 +146,16 @@ WorkerCopies query_copies(detail::BloomRef filter, std::size_t bytes, unsigned w
 std::uint64_t query_keys(const detail::CpuKernels& kernels, const detail::KeyBatch& kb, HashSpec hash, unsigned workers,
                          WorkerCopies& copies, std::size_t filter_bytes, std::uint8_t* out) {
   std::vector<std::uint64_t> hits(std::max(1u, workers), 0);
-  const detail::BloomChunks chunks = detail::bloom_chunks(filter_bytes, kb.kind);
   std::uint64_t none = 0;
   if (kernels.bloom_contains_keys != nullptr &&
       kernels.bloom_contains_keys(copies.ref_for(0), kb, 0, 0, hash, nullptr, nullptr, &none)) {
     detail::for_each_key_chunk(
-        kb.n, workers,
-        [&](unsigned w, std::size_t first, std::size_t count, std::uint64_t* buf) {
+        kb.n, workers, [&](unsigned w, std::size_t first, std::size_t count, std::uint64_t* buf) {
           kernels.bloom_contains_keys(copies.ref_for(w), kb, first, count, hash, buf,
                                       out != nullptr ? out + first : nullptr, &hits[w]);
-        },
-        chunks.keys);
+        });  // kHashChunk keys a call: each call fills and drains the hash pipeline
   } else {
+    const detail::BloomChunks chunks = detail::bloom_chunks(filter_bytes, kb.kind);
     detail::for_each_hash_chunk(
         kernels, kb, hash, workers,
         [&](unsigned w, std::size_t first, const std::uint64_t* h, std::size_t n, detail::BloomLookahead around) {
