@@ -416,9 +416,9 @@ inline void hash_keys(const detail::KeyBatch& keys, std::size_t begin, std::size
 // hash_screened (kernels.hpp), on AVX-512 and AVX2. Fixed-width keys keep the
 // passing hashes as the pipeline computes them, or hash and then pack them
 // (hash_fixed_screened, kScreenInPipeline); other kinds are hashed into
-// `passed` and packed in place (each vector is read
-// before any store reaches it: m <= i). Elsewhere the kernel is absent and
-// src/hyperloglog.cc hashes, then lets the HLL kernel screen.
+// `passed` and packed in place (each vector is read before any store reaches
+// it: m <= i). Elsewhere the kernel is absent and src/hyperloglog.cc hashes,
+// then lets the HLL kernel screen.
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX2
 inline std::size_t hash_keys_screened(const detail::KeyBatch& keys, std::size_t begin,
                                       std::size_t count, HashSpec spec, std::uint64_t screen,
@@ -443,8 +443,7 @@ inline std::size_t hash_keys_screened(const detail::KeyBatch& keys, std::size_t 
   const std::size_t n = hn::Lanes(d);
   std::size_t m = 0, i = 0;
   for (; i + n <= count; i += n) m = append_passing(hn::LoadU(d, passed + i), screen_v, passed, m);
-  for (; i < count; ++i) m = append_passing(passed[i], screen, passed, m);
-  return m;
+  return pack_step<false>(passed, i, count - i, screen, m);  // the last count % 8
 #endif
 }
 inline constexpr auto kHashScreened = &hash_keys_screened;
