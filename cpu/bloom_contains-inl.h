@@ -289,7 +289,11 @@ std::uint64_t contains_cacheline_k8(const detail::BloomRef& f, const std::uint64
 // runs of mixed minutes, XXH64 5.04-7.93 -> 4.44-7.86, MurmurHash64A
 // 4.51-7.67 -> 4.17-7.44. In minutes when this guest ran slower (the loop at
 // 7.5-8.8) the two came out alike, within 4% either way in eight of nine runs
-// (5.97 against 7.47 in the ninth).
+// (5.97 against 7.47 in the ninth). On a Zen 3 guest (AVX2 served), whose
+// vector pipes bound both halves, the loop gains little, and the choice
+// holds: medians of 21 batches, three runs, two scalar keys a step
+// 8.94-9.74, none 10.15-10.73, one 9.70-9.79, three 9.18-9.98, hashed then
+// tested 9.17-9.19.
 // Filters that miss the cache (kPrefetch) are left to hashing, then testing:
 // there the kernel waits on DRAM, not on the hashing.
 inline constexpr std::size_t kScalarKeysBesideTests = 2;

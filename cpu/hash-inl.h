@@ -239,6 +239,11 @@ HWY_INLINE V64 hash_vector(const Hash& hash, V64 keys) {
 //    with the three-vpmuludq multiply: vector alone 490, one vector and four
 //    scalar keys 610, scalar 560 M keys/s, and the pipeline measured alike
 //    in cache and 6% slower streamed from DRAM; not measured there since.
+//    On a Zen 3 guest (AVX2 served), the kernel alone into an L1 buffer,
+//    medians of 15 alternated batches, 0 / 1 / 2 / 3 scalar keys a step:
+//    2.93 / 2.50 / 2.77 / 2.85 TSC cycles per key in a quiet minute, 4.07 /
+//    4.55 / 5.16 / 5.40 in a slow one (scalar work slowed most, and none won):
+//    one stays, the best where the machine is not shared.
 //  - SSE4/SSSE3: scalar code. Two lanes of an emulated 64-bit multiply
 //    (three 32x32->64 products each) lose to the integer multiplier: vector
 //    245, best mix 500, scalar 560 (Xeon); pipelined with scalar keys beside
