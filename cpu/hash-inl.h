@@ -285,6 +285,12 @@ inline constexpr std::size_t kScalarKeysPerStep =
 // state lost, 3.48-4.02 against 3.22-3.49 in seven runs; a branch per hash
 // where few pass (skip_pays) won there, 3.25-3.45, and in six runs of mixed
 // minutes it took 2.62-3.44 against 2.87-3.54 before (branch-free 3.07-3.80).
+// On a Zen 3 guest (AVX2 served), XXH64 of u64 keys, medians of 21 batches:
+// the hook 3.64 against 3.80 packed after the pipeline in a quiet minute (a
+// fresh sketch 5.76 against 6.08), but 6.27-6.54 against 5.83-6.13 in three
+// runs of slow minutes; the hook a step later still (its hashes' stores long
+// done) 3.44-3.55 against 3.42-3.53. Hashing alone took 2.57 there, and the
+// add with the hook packing nothing 2.88: the screen costs about 0.6.
 template <class Hash>
 inline constexpr bool kScreenInPipeline = HWY_TARGET != HWY_AVX2 || Hash::kScreenBeside;
 #if HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
