@@ -289,8 +289,9 @@ inline constexpr std::size_t kScalarKeysPerStep =
 // the hook 3.64 against 3.80 packed after the pipeline in a quiet minute (a
 // fresh sketch 5.76 against 6.08), but 6.27-6.54 against 5.83-6.13 in three
 // runs of slow minutes; the hook a step later still (its hashes' stores long
-// done) 3.44-3.55 against 3.42-3.53. Hashing alone took 2.57 there, and the
-// add with the hook packing nothing 2.88: the screen costs about 0.6.
+// done) 3.44-3.55 against 3.42-3.53. Hashing alone took 2.57 there, and
+// HyperLogLog::add with a hook that keeps no hash 2.88: the screen costs
+// about 0.6.
 template <class Hash>
 inline constexpr bool kScreenInPipeline = HWY_TARGET != HWY_AVX2 || Hash::kScreenBeside;
 #if HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3

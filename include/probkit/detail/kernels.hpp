@@ -17,8 +17,9 @@ namespace probkit::detail {
 // each chunk (src/bulk.hpp). Smaller filters sit in L2, and prefetching
 // their blocks into L1 lost: on a Zen 3 guest (AVX2, 512 KiB L2), 256 KiB,
 // each step prefetching the next step's blocks (the AVX2 fused contains, six
-// keys a step; the add, eight), TSC cycles per key, medians of 21 batches,
-// three runs: contains 9.24-9.71 -> 9.81-10.32, add 12.68-13.22 -> 14.25-14.51.
+// keys a step; the add, eight, with prefetchw), TSC cycles per key, medians
+// of 21 batches, three runs: contains 9.24-9.71 -> 9.81-10.32, add
+// 12.68-13.22 -> 14.25-14.51.
 inline constexpr std::uint64_t kBloomPrefetchMinBytes = std::uint64_t{1} << 20;
 // From this size on a filter's blocks come mostly from DRAM, and the kernels
 // prefetch them further ahead.
