@@ -304,13 +304,13 @@ std::uint64_t contains_cacheline_k8(const detail::BloomRef& f, const std::uint64
 // holds: medians of 21 batches, three runs, two scalar keys a step
 // 8.94-9.74, none 10.15-10.73, one 9.70-9.79, three 9.18-9.98, hashed then
 // tested 9.17-9.19.
+// Filters that miss the cache (kPrefetch) are left to hashing, then testing:
+// there the kernel waits on DRAM, not on the hashing.
 // The add has no such loop: each step's keys added a step behind their
 // hashes (positions from vector multiplies, then word read-modify-writes)
 // measured within 3% either way on Zen 5, and slower on the Zen 3 guest, 256
 // KiB, medians of 15 batches: 12.73 -> 14.87 TSC cycles per key in a quiet
 // minute, 22.04-22.65 -> 25.86-27.39 in slow ones.
-// Filters that miss the cache (kPrefetch) are left to hashing, then testing:
-// there the kernel waits on DRAM, not on the hashing.
 inline constexpr std::size_t kScalarKeysBesideTests = 2;
 
 template <bool kStore, class Hash>
