@@ -10,6 +10,7 @@
 #endif
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -386,6 +387,63 @@ TEST_F(SimdKernels, BloomMatchesScalar) {
           scalar_kernels().bloom_add(want.ref, h.data() + off + n / 2, n - n / 2, {});
           t->kernels->bloom_add(got.ref, h.data() + off + n / 2, n - n / 2, {.primed = n - n / 2, .ahead = 0});
           ASSERT_EQ(want.words, got.words) << "add 2: nb " << nb << " k " << kk;
+        }
+      }
+    }
+  }
+}
+
+// Filters filled until about half of random queries answer yes, so that
+// each answer turns on every probe: a test that skipped a probe, or read the
+// wrong word or bit for one, answers yes where the reference says no. (In
+// the sparser filters above nearly every absent key misses on its first
+// probes, and such a test would pass.) The queries are u64 keys, asked as
+// their hashes and, where a target hashes and tests in one loop
+// (bloom_contains_keys), as keys.
+TEST_F(SimdKernels, BloomMatchesScalarHalfFull) {
+  constexpr std::size_t kQueries = 4000;
+  for (const SimdTarget* t : targets_) {
+    SCOPED_TRACE(t->name);
+    for (BloomLayout layout : {BloomLayout::Cacheline512, BloomLayout::ParquetSbbf}) {
+      const std::uint32_t k_max = layout == BloomLayout::Cacheline512 ? layout::kMaxCachelineK : 1;
+      for (std::uint64_t nb : {1, 3, 64}) {
+        for (std::uint32_t k = 1; k <= k_max; ++k) {
+          const std::uint32_t kk = layout == BloomLayout::Cacheline512 ? k : layout::kSbbfK;
+          // A query answers yes with probability fill^kk: fill = 2^(-1/kk).
+          // cacheline512: each probe sets one of 512 bits, kk probes a key;
+          // parquet_sbbf: one of 32 bits in each word, one probe a word.
+          const double fill = std::pow(0.5, 1.0 / kk);
+          const double bits = layout == BloomLayout::Cacheline512 ? 512.0 : 32.0;
+          const double probes_per_key = layout == BloomLayout::Cacheline512 ? kk : 1.0;
+          const auto n =
+              static_cast<std::size_t>(std::ceil(static_cast<double>(nb) * bits * -std::log1p(-fill) / probes_per_key));
+          const std::vector<std::uint64_t> h = random_u64(rng_, n);
+          Filter f(nb, kk, layout);
+          scalar_kernels().bloom_add(f.ref, h.data(), n, {});
+          const std::vector<std::uint64_t> keys = random_u64(rng_, kQueries);
+          KeyBatch kb;
+          kb.kind = KeyKind::U64;
+          kb.n = kQueries;
+          kb.keys = keys.data();
+          std::vector<std::uint64_t> queries(kQueries);
+          scalar_kernels().hash(kb, 0, kQueries, HashSpec{}, queries.data());
+          std::vector<std::uint8_t> want(kQueries), got(kQueries, 2);
+          const std::uint64_t hits = scalar_kernels().bloom_contains(f.ref, queries.data(), kQueries, {}, want.data());
+          ASSERT_GT(hits, kQueries / 4) << "nb " << nb << " k " << kk << ": not full enough to test";
+          ASSERT_LT(hits, kQueries * 3 / 4) << "nb " << nb << " k " << kk << ": too full to test";
+          ASSERT_EQ(hits, t->kernels->bloom_contains(f.ref, queries.data(), kQueries, {}, got.data()))
+              << "nb " << nb << " k " << kk;
+          ASSERT_EQ(want, got) << "nb " << nb << " k " << kk;
+          if (t->kernels->bloom_contains_keys == nullptr) continue;
+          std::vector<std::uint64_t> scratch(kQueries);
+          std::vector<std::uint8_t> got_keys(kQueries, 2);
+          std::uint64_t hits_keys = 0;
+          if (!t->kernels->bloom_contains_keys(f.ref, kb, 0, kQueries, HashSpec{}, scratch.data(), got_keys.data(),
+                                               &hits_keys)) {
+            continue;  // declined (BloomContainsKeysMatchesHashThenContains says where)
+          }
+          ASSERT_EQ(hits, hits_keys) << "keys: nb " << nb << " k " << kk;
+          ASSERT_EQ(want, got_keys) << "keys: nb " << nb << " k " << kk;
         }
       }
     }
