@@ -163,13 +163,14 @@ std::uint64_t contains_loop(const detail::BloomRef& f, const std::uint64_t* hash
 // family 6 model 167 Xeon guest at 2.0 GHz; ports 0 and 5 bound it).
 // Highway 1.0.3 has no two-table lookup, hence intrinsics;
 // tests/simd_kernels_test.cc holds it to the reference.
-inline constexpr bool kCachelineK8Kernel = true;
+// (k > 8 takes the generic test: one 16-lane lookup of the block's words.)
+inline constexpr std::uint32_t kCachelineKernelMaxK = 8;
 inline constexpr std::size_t kK8Group = 8;  // keys per loop step: one vector of hashes
 
 template <bool kPrefetch, bool kStore>
-std::uint64_t contains_cacheline_k8(const detail::BloomRef& f, const std::uint64_t* hashes,
-                                    std::size_t n, detail::BloomLookahead around,
-                                    std::uint8_t* out) {
+std::uint64_t contains_cacheline_kernel(const detail::BloomRef& f, const std::uint64_t* hashes,
+                                        std::size_t n, detail::BloomLookahead around,
+                                        std::uint8_t* out) {
   const __m512i salt = _mm512_broadcast_i32x8(
       _mm256_loadu_si256(reinterpret_cast<const __m256i*>(layout::kBloomSalt)));
   // Key B's positions + 512: its word indices land in 16..31, the same bits.
@@ -228,7 +229,8 @@ std::uint64_t contains_cacheline_k8(const detail::BloomRef& f, const std::uint64
                                                                         kStore ? out + i : nullptr);
 }
 #elif HWY_TARGET == HWY_AVX2
-// AVX2, cacheline512, k <= 8: one key per 256-bit vector, probe i in lane i.
+// AVX2, cacheline512: one key per 256-bit vector, probe i in lane i (k <= 8;
+// up to 16 in two vectors).
 // Everything comes from the product p = x * salt (position = p >> 23): the
 // word's low three bits (p >> 28) index vpermd on both halves of the block,
 // the word's top bit (p's sign bit) blends them, and 1 << (position & 31) is
@@ -236,19 +238,33 @@ std::uint64_t contains_cacheline_k8(const detail::BloomRef& f, const std::uint64
 // answers the key. The hash's low word is broadcast straight from memory (a
 // load, where vmovd + vpbroadcastd from a register take two shuffle-port
 // uops): 1.12-1.16x faster in a microbenchmark whose loop is port-bound.
-inline constexpr bool kCachelineK8Kernel = true;
+inline constexpr std::uint32_t kCachelineKernelMaxK = layout::kMaxCachelineK;
 
 // test(block, &hash): whether every probe of the hash is set in its block.
-class CachelineK8Test {
+// kVectors vectors of probes: one for k <= 8, two for k <= 16 (probes 8-15
+// in the second, from the same two loads of the block). Past k = 8 the
+// generic test (cacheline_test: the block loaded again for each vector of
+// probes, each half's words picked by a compare) ran at less than half the
+// speed: Zen 3 guest, AVX2, BloomFilter::contains of u64 keys, 256 KiB, one
+// thread, medians of 3 (bloom_contains_k), two runs each: k = 9 80.3 / 71.1
+// -> 160.9 / 162.6 M keys/s, k = 12 81.2 / 67.1 -> 155.0 / 161.8, k = 16
+// 72.0 / 70.7 -> 176.6 / 161.3 (k = 8: 219 / 177, the same code).
+template <std::size_t kVectors>
+class CachelineAvx2Test {
+  static_assert(kVectors == 1 || kVectors == 2);
+
  public:
-  explicit CachelineK8Test(std::uint32_t k) {
+  explicit CachelineAvx2Test(std::uint32_t k) {
     const LiveProbes live_lanes(k);
-    live_one_ = _mm256_and_si256(
-        _mm256_load_si256(reinterpret_cast<const __m256i*>(live_lanes.lane)), _mm256_set1_epi32(1));
+    for (std::size_t v = 0; v < kVectors; ++v) {
+      salt_[v] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(layout::kBloomSalt + 8 * v));
+      live_one_[v] = _mm256_and_si256(
+          _mm256_load_si256(reinterpret_cast<const __m256i*>(live_lanes.lane + 8 * v)),
+          _mm256_set1_epi32(1));
+    }
   }
   HWY_INLINE bool operator()(const std::uint32_t* block, const std::uint64_t* h) const {
-    const __m256i product = _mm256_mullo_epi32(_mm256_broadcastd_epi32(_mm_loadu_si32(h)), salt_);
-    const __m256i word = _mm256_srli_epi32(product, 28);  // vpermd reads its low 3 bits
+    const __m256i x = _mm256_broadcastd_epi32(_mm_loadu_si32(h));
     __m256i low_words = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block));
     __m256i high_words = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 8));
     // Loads of their own, not folded into the vpermd (GCC folds them; the
@@ -261,27 +277,51 @@ class CachelineK8Test {
     // 8.69 / 9.08 / 9.19 / 17.61 / 9.26 / 8.93 (medians lower in five). Not
     // measured on Zen 5 or Intel (where it costs a fused-domain uop per load).
     asm("" : "+x"(low_words), "+x"(high_words));
-    const __m256 low = _mm256_castsi256_ps(_mm256_permutevar8x32_epi32(low_words, word));
-    const __m256 high = _mm256_castsi256_ps(_mm256_permutevar8x32_epi32(high_words, word));
-    const __m256i words =
-        _mm256_castps_si256(_mm256_blendv_ps(low, high, _mm256_castsi256_ps(product)));
-    const __m256i bits =
-        _mm256_sllv_epi32(live_one_, _mm256_and_si256(_mm256_srli_epi32(product, 23), bit_of_));
-    return _mm256_testc_si256(words, bits) != 0;  // no bit of `bits` missing from `words`
+    if constexpr (kVectors == 1) {
+      const auto [words, bits] = probe(low_words, high_words, x, 0);
+      return _mm256_testc_si256(words, bits) != 0;  // no bit of `bits` missing from `words`
+    } else {
+      const auto [words0, bits0] = probe(low_words, high_words, x, 0);
+      const auto [words1, bits1] = probe(low_words, high_words, x, 1);
+      const __m256i missing =
+          _mm256_or_si256(_mm256_andnot_si256(words0, bits0), _mm256_andnot_si256(words1, bits1));
+      return _mm256_testz_si256(missing, missing) != 0;
+    }
   }
 
  private:
-  __m256i salt_ = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(layout::kBloomSalt));
-  __m256i live_one_;
+  struct Probes {
+    __m256i words, bits;  // lane i: the word probe 8v + i reads, and the bit it needs there
+  };
+  HWY_INLINE Probes probe(__m256i low_words, __m256i high_words, __m256i x, std::size_t v) const {
+    const __m256i product = _mm256_mullo_epi32(x, salt_[v]);
+    const __m256i word = _mm256_srli_epi32(product, 28);  // vpermd reads its low 3 bits
+    const __m256 low = _mm256_castsi256_ps(_mm256_permutevar8x32_epi32(low_words, word));
+    const __m256 high = _mm256_castsi256_ps(_mm256_permutevar8x32_epi32(high_words, word));
+    return {
+        _mm256_castps_si256(_mm256_blendv_ps(low, high, _mm256_castsi256_ps(product))),
+        _mm256_sllv_epi32(live_one_[v], _mm256_and_si256(_mm256_srli_epi32(product, 23), bit_of_))};
+  }
+
+  __m256i salt_[kVectors];
+  __m256i live_one_[kVectors];
   __m256i bit_of_ = _mm256_set1_epi32(31);
 };
 
+// fn(test) with the test for k probes.
+template <class Fn>
+HWY_INLINE std::uint64_t with_cacheline_test(std::uint32_t k, const Fn& fn) {
+  return k <= 8 ? fn(CachelineAvx2Test<1>(k)) : fn(CachelineAvx2Test<2>(k));
+}
+
 template <bool kPrefetch, bool kStore>
-std::uint64_t contains_cacheline_k8(const detail::BloomRef& f, const std::uint64_t* hashes,
-                                    std::size_t n, detail::BloomLookahead around,
-                                    std::uint8_t* out) {
-  return contains_each<kPrefetch, kStore, layout::kCachelineWords>(f, hashes, n, around, out,
-                                                                   CachelineK8Test(f.k));
+std::uint64_t contains_cacheline_kernel(const detail::BloomRef& f, const std::uint64_t* hashes,
+                                        std::size_t n, detail::BloomLookahead around,
+                                        std::uint8_t* out) {
+  return with_cacheline_test(f.k, [&](const auto& test) {
+    return contains_each<kPrefetch, kStore, layout::kCachelineWords>(f, hashes, n, around, out,
+                                                                     test);
+  });
 }
 
 // Keys hashed and tested in one loop (kernels.hpp's bloom_contains_keys): the
@@ -313,12 +353,12 @@ std::uint64_t contains_cacheline_k8(const detail::BloomRef& f, const std::uint64
 // minute, 22.04-22.65 -> 25.86-27.39 in slow ones.
 inline constexpr std::size_t kScalarKeysBesideTests = 2;
 
-template <bool kStore, class Hash>
+template <bool kStore, class Hash, class Test>
 std::uint64_t contains_hashing(const detail::BloomRef& f, const typename Hash::Key* keys,
                                std::size_t count, HashSpec spec, std::uint64_t* scratch,
-                               std::uint8_t* out) {
-  const CachelineK8Test test(f.k);
-  const std::uint32_t* const words = f.words;  // copies: stores to out may alias f
+                               std::uint8_t* out, const Test& test_in) {
+  const Test test = test_in;  // copies: stores to out may alias f and test_in
+  const std::uint32_t* const words = f.words;
   const std::uint64_t num_blocks = f.num_blocks;
   std::uint64_t hits = 0;
   const auto test_step = [&](std::uint64_t* hashes, std::size_t first, std::size_t n) {
@@ -341,28 +381,29 @@ std::uint64_t contains_hashing(const detail::BloomRef& f, const typename Hash::K
 inline bool bloom_contains_keys(const detail::BloomRef& f, const detail::KeyBatch& keys,
                                 std::size_t begin, std::size_t count, HashSpec spec,
                                 std::uint64_t* scratch, std::uint8_t* out, std::uint64_t* hits) {
-  if (keys.kind != detail::KeyKind::U64 || f.layout != BloomLayout::Cacheline512 || f.k > 8 ||
+  if (keys.kind != detail::KeyKind::U64 || f.layout != BloomLayout::Cacheline512 ||
       prefetch_distance(f) != 0) {
     return false;
   }
   const auto* k = static_cast<const std::uint64_t*>(keys.keys) + begin;
   const bool xxh = spec.kind == HashKind::Xxh64;
-  if (out != nullptr) {
-    *hits += xxh ? contains_hashing<true, Xxh64U64>(f, k, count, spec, scratch, out)
-                 : contains_hashing<true, Murmur64AU64>(f, k, count, spec, scratch, out);
-  } else {
-    *hits += xxh ? contains_hashing<false, Xxh64U64>(f, k, count, spec, scratch, out)
-                 : contains_hashing<false, Murmur64AU64>(f, k, count, spec, scratch, out);
-  }
+  *hits += with_cacheline_test(f.k, [&](const auto& test) {
+    if (out != nullptr) {
+      return xxh ? contains_hashing<true, Xxh64U64>(f, k, count, spec, scratch, out, test)
+                 : contains_hashing<true, Murmur64AU64>(f, k, count, spec, scratch, out, test);
+    }
+    return xxh ? contains_hashing<false, Xxh64U64>(f, k, count, spec, scratch, out, test)
+               : contains_hashing<false, Murmur64AU64>(f, k, count, spec, scratch, out, test);
+  });
   return true;
 }
 inline constexpr auto kBloomContainsKeys = &bloom_contains_keys;
 #else
-inline constexpr bool kCachelineK8Kernel = false;
+inline constexpr std::uint32_t kCachelineKernelMaxK = 0;
 template <bool kPrefetch, bool kStore>
-std::uint64_t contains_cacheline_k8(const detail::BloomRef&, const std::uint64_t*, std::size_t,
-                                    detail::BloomLookahead, std::uint8_t*) {
-  return 0;  // never called: kCachelineK8Kernel is false
+std::uint64_t contains_cacheline_kernel(const detail::BloomRef&, const std::uint64_t*, std::size_t,
+                                        detail::BloomLookahead, std::uint8_t*) {
+  return 0;  // never called: kCachelineKernelMaxK is 0
 }
 #endif
 
@@ -376,8 +417,8 @@ inline constexpr bool (*kBloomContainsKeys)(const detail::BloomRef&, const detai
 template <bool kPrefetch, bool kStore>
 std::uint64_t contains_layout(const detail::BloomRef& f, const std::uint64_t* hashes, std::size_t n,
                               detail::BloomLookahead around, std::uint8_t* out) {
-  if (kCachelineK8Kernel && f.layout == BloomLayout::Cacheline512 && f.k <= 8) {
-    return contains_cacheline_k8<kPrefetch, kStore>(f, hashes, n, around, out);
+  if (f.layout == BloomLayout::Cacheline512 && f.k <= kCachelineKernelMaxK) {
+    return contains_cacheline_kernel<kPrefetch, kStore>(f, hashes, n, around, out);
   }
   return f.layout == BloomLayout::Cacheline512
              ? contains_loop<kPrefetch, kStore, BloomLayout::Cacheline512>(f, hashes, n, around,

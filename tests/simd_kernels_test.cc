@@ -646,11 +646,11 @@ TEST_F(SimdKernels, HashScreenedKeepsExactlyThePassingHashes) {
 }
 
 // bloom_contains_keys answers as `hash` then `bloom_contains` do: key counts
-// 0..13 and 70 (the pipeline's fill, drain and tail; for k = 1, 6 and 8 at
+// 0..13 and 70 (the pipeline's fill, drain and tail; for k = 1, 6, 8, 9, 16 at
 // 1000 blocks, every count of lengths()), both hashes and a seed, with out
 // and without, adding to *hits, writing nothing past count, and taking
 // nothing from what the scratch held before. Where it declines (keys other
-// than u64, parquet_sbbf, k > 8, a filter large enough to prefetch for) it
+// than u64, parquet_sbbf, a filter large enough to prefetch for) it
 // returns false and touches nothing. Present exactly where it was measured
 // to pay (bloom_contains-inl.h).
 TEST_F(SimdKernels, BloomContainsKeysMatchesHashThenContains) {
@@ -670,10 +670,10 @@ TEST_F(SimdKernels, BloomContainsKeysMatchesHashThenContains) {
         for (std::uint32_t k = 1; k <= layout::kMaxCachelineK; ++k) {
           const std::uint32_t kk = layout == BloomLayout::Cacheline512 ? k : layout::kSbbfK;
           if (layout == BloomLayout::ParquetSbbf && k != 1) continue;
-          const bool every_length = nb == 1000 && (kk == 1 || kk == 6 || kk == 8);
+          const bool every_length = nb == 1000 && (kk == 1 || kk == 6 || kk == 8 || kk == 9 || kk == 16);
           Filter f(nb, kk, layout);
           const std::size_t bytes = nb * layout::block_bytes(layout);
-          const bool handles = layout == BloomLayout::Cacheline512 && kk <= 8 && bytes < (std::size_t{1} << 20);
+          const bool handles = layout == BloomLayout::Cacheline512 && bytes < (std::size_t{1} << 20);
           for (KeyKind kind : {KeyKind::U64, KeyKind::U32}) {
             for (const HashSpec& spec : specs) {
               for (std::size_t n : lengths()) {
