@@ -32,8 +32,12 @@ constexpr std::uint32_t kCachelineK = 6;
 // (which holds at most 2^37 keys).
 constexpr std::uint64_t kFreshBase = std::uint64_t{1} << 40;
 
-BloomFilter make_filter(BloomLayout layout, std::size_t bytes) {
-  return BloomFilter::for_bytes(bytes, layout == BloomLayout::Cacheline512 ? kCachelineK : 8, layout);
+// The k of the in-cache contains benchmark by k (bloom_contains_k): the
+// fused AVX2 test changes shape past k = 8 (a second vector of probes).
+constexpr std::uint32_t kContainsKs[] = {4, 6, 8, 9, 12, 16};
+
+BloomFilter make_filter(BloomLayout layout, std::size_t bytes, std::uint32_t k = kCachelineK) {
+  return BloomFilter::for_bytes(bytes, layout == BloomLayout::Cacheline512 ? k : 8, layout);
 }
 
 std::uint64_t fill_count(std::size_t bytes) { return static_cast<std::uint64_t>(8.0 * bytes / kBitsPerKey); }
@@ -48,8 +52,8 @@ std::uint64_t string_count(std::size_t bytes) {
 }
 std::uint64_t u64_count(std::size_t bytes) { return fill_count(bytes) - string_count(bytes); }
 
-BloomFilter loaded_filter(BloomLayout layout, std::size_t bytes) {
-  BloomFilter f = make_filter(layout, bytes);
+BloomFilter loaded_filter(BloomLayout layout, std::size_t bytes, std::uint32_t k) {
+  BloomFilter f = make_filter(layout, bytes, k);
   set_threads(0);
   constexpr std::uint64_t kChunk = std::uint64_t{1} << 22;
   for (auto [type, n] : {std::pair{KeyType::U64, u64_count(bytes)}, std::pair{KeyType::Str16, string_count(bytes)}}) {
@@ -68,7 +72,8 @@ BloomFilter loaded_filter(BloomLayout layout, std::size_t bytes) {
 // bloom_add_owned adds the insertion pool's hashes split by owner, 128 MiB
 // per thread count, and the pre-hashed pool they come from, 128 MiB).
 struct SizeState {
-  std::map<BloomLayout, std::unique_ptr<BloomFilter>> loaded, empty;
+  std::map<std::pair<BloomLayout, std::uint32_t>, std::unique_ptr<BloomFilter>> loaded;  // by layout and k
+  std::map<BloomLayout, std::unique_ptr<BloomFilter>> empty;
   std::map<KeyType, std::unique_ptr<KeyPool>> queries;
 };
 
@@ -77,9 +82,9 @@ SizeState& state_for(std::size_t bytes) {
   return states[bytes];
 }
 
-const BloomFilter& loaded(BloomLayout layout, std::size_t bytes) {
-  auto& slot = state_for(bytes).loaded[layout];
-  if (!slot) slot = std::make_unique<BloomFilter>(loaded_filter(layout, bytes));
+const BloomFilter& loaded(BloomLayout layout, std::size_t bytes, std::uint32_t k = kCachelineK) {
+  auto& slot = state_for(bytes).loaded[{layout, k}];
+  if (!slot) slot = std::make_unique<BloomFilter>(loaded_filter(layout, bytes, k));
   return *slot;
 }
 
@@ -130,11 +135,13 @@ FilterProbes filter_probes(const BloomFilter& filter, unsigned threads, bool add
           add ? recent_random_line_updates_per_s(bytes, threads) : Rate{}};
 }
 
-void bm_bloom(benchmark::State& state, Op op, BloomLayout layout, KeyType type, std::size_t bytes,
-              Engine engine, unsigned threads) {
+// k: of a loaded cacheline512 filter (contains and count); adds go into
+// the empty filter of kCachelineK.
+void bm_bloom(benchmark::State& state, Op op, BloomLayout layout, KeyType type, std::size_t bytes, Engine engine,
+              unsigned threads, std::uint32_t k) {
   const KeyPool& pool = op == Op::Add ? inserts(type) : queries(type, bytes);
   BloomFilter* target = op == Op::Add ? &empty(layout, bytes) : nullptr;
-  const BloomFilter& filter = op == Op::Add ? *target : loaded(layout, bytes);
+  const BloomFilter& filter = op == Op::Add ? *target : loaded(layout, bytes, k);
   const FilterProbes probes = filter_probes(filter, threads, op == Op::Add);
   engine.apply(threads);
   std::vector<std::uint8_t> out(kBatchKeys);
@@ -223,7 +230,18 @@ void add_one(Op op, BloomLayout layout, KeyType type, std::size_t bytes, const E
   const std::string name = std::string("bloom_") + to_string(op) + "/layout=" + to_string(layout) +
                            "/keys=" + to_string(type) + "/size=" + size_label(bytes) +
                            "/engine=" + e.target + "/threads=" + std::to_string(threads);
-  benchmark::RegisterBenchmark(name.c_str(), bm_bloom, op, layout, type, bytes, e, threads)
+  benchmark::RegisterBenchmark(name.c_str(), bm_bloom, op, layout, type, bytes, e, threads, kCachelineK)
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
+}
+
+// contains of u64 keys in cache at each of kContainsKs, one thread: the same
+// keys and load (10 bits per key), so only the probes per key change.
+void add_contains_k(std::uint32_t k, const Engine& e) {
+  const std::string name = std::string("bloom_contains_k/layout=cacheline512/keys=u64/size=") + size_label(kSizes[0]) +
+                           "/k=" + std::to_string(k) + "/engine=" + e.target + "/threads=1";
+  benchmark::RegisterBenchmark(name.c_str(), bm_bloom, Op::Contains, BloomLayout::Cacheline512, KeyType::U64, kSizes[0],
+                               e, 1u, k)
       ->UseRealTime()
       ->Unit(benchmark::kMillisecond);
 }
@@ -266,6 +284,11 @@ void register_bloom_benchmarks() {
         }
       }
     }
+  }
+  // contains by k: the reference, the best target and AVX2 below it.
+  for (const Engine* e : {&all.front(), all.size() > 1 ? &all[1] : nullptr, avx2_below_best(all)}) {
+    if (e == nullptr) continue;
+    for (std::uint32_t k : kContainsKs) add_contains_k(k, *e);
   }
   // The ideal of the multi-threaded add into the largest filter, for the
   // best target and AVX2, at every thread count (where there are several).
