@@ -248,7 +248,8 @@ inline constexpr std::uint32_t kCachelineKernelMaxK = layout::kMaxCachelineK;
 // speed: Zen 3 guest, AVX2, BloomFilter::contains of u64 keys, 256 KiB, one
 // thread, medians of 3 (bloom_contains_k), two runs each: k = 9 80.3 / 71.1
 // -> 160.9 / 162.6 M keys/s, k = 12 81.2 / 67.1 -> 155.0 / 161.8, k = 16
-// 72.0 / 70.7 -> 176.6 / 161.3 (k = 8: 219 / 177, the same code).
+// 72.0 / 70.7 -> 176.6 / 161.3 (k = 8, the same code before and after:
+// 219 / 177 -> 189 / 237, the guest's noise).
 template <std::size_t kVectors>
 class CachelineAvx2Test {
   static_assert(kVectors == 1 || kVectors == 2);
@@ -417,14 +418,16 @@ inline constexpr bool (*kBloomContainsKeys)(const detail::BloomRef&, const detai
 template <bool kPrefetch, bool kStore>
 std::uint64_t contains_layout(const detail::BloomRef& f, const std::uint64_t* hashes, std::size_t n,
                               detail::BloomLookahead around, std::uint8_t* out) {
-  if (f.layout == BloomLayout::Cacheline512 && f.k <= kCachelineKernelMaxK) {
-    return contains_cacheline_kernel<kPrefetch, kStore>(f, hashes, n, around, out);
+  if (f.layout == BloomLayout::Cacheline512) {
+    if (f.k <= kCachelineKernelMaxK) {
+      return contains_cacheline_kernel<kPrefetch, kStore>(f, hashes, n, around, out);
+    }
+    // Not compiled where the kernel takes every k a filter can have (AVX2).
+    if constexpr (kCachelineKernelMaxK < layout::kMaxCachelineK) {
+      return contains_loop<kPrefetch, kStore, BloomLayout::Cacheline512>(f, hashes, n, around, out);
+    }
   }
-  return f.layout == BloomLayout::Cacheline512
-             ? contains_loop<kPrefetch, kStore, BloomLayout::Cacheline512>(f, hashes, n, around,
-                                                                           out)
-             : contains_loop<kPrefetch, kStore, BloomLayout::ParquetSbbf>(f, hashes, n, around,
-                                                                          out);
+  return contains_loop<kPrefetch, kStore, BloomLayout::ParquetSbbf>(f, hashes, n, around, out);
 }
 
 inline std::uint64_t bloom_contains(const detail::BloomRef& f, const std::uint64_t* hashes,
