@@ -434,11 +434,7 @@ HWY_INLINE std::size_t hash_fixed_pipelined(const typename Hash::Key* keys, std:
   // pipeline fills they hold zeros, whose results are never stored.
   V64 s1 = hn::Zero(d), s2 = hn::Zero(d), s3 = hn::Zero(d), s4 = hn::Zero(d);
   // Oldest stage first, so that each reads its input before it is replaced.
-  // Always inlined: out of line (GCC's choice once the AVX2 contains test
-  // came in two sizes) the stages' vectors went through memory, and the
-  // fused contains loop ran 1.7x slower.
-  const auto step = [&](std::size_t load, std::size_t store, bool loads, bool stores)
-      __attribute__((always_inline)) {
+  const auto step = [&](std::size_t load, std::size_t store, bool loads, bool stores) {
     if (stores) {
       const V64 h = hash.template stage<4>(s4);
       if constexpr (kScreened) {
