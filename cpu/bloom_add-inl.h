@@ -33,7 +33,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 // probes): k read-modify-writes of the block's words, each position from a
 // scalar multiply. AVX-512 and AVX2 add whole steps of eight keys with
 // add_cacheline_groups below and leave this loop the last n % 8 keys
-// (kAddInSteps; kWordWrites says how AVX2 writes a step); other targets add
+// (kAddInSteps; or_key_bits says how each writes a key); other targets add
 // every key here. Earlier, on the Emerald
 // Rapids guest (AVX2, k = 6, 256 KiB, medians of 11 interleaved library
 // runs): the OR of k lines of a one-bit-per-line table, as two 32-byte
@@ -42,7 +42,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 // position arithmetic measured as fast or slower there: bit and word from
 // lookup tables, positions from vectors stored for the scalar ORs,
 // load/bts/store, lea addresses. On Zen 5 the stored positions won
-// (or_key_words below).
+// (or_key_bits below).
 template <std::uint32_t kK>
 HWY_INLINE void cacheline_set(std::uint32_t* block, std::uint64_t h) {
   static_assert(kK >= 1 && kK <= layout::kMaxCachelineK);
@@ -68,10 +68,10 @@ HWY_INLINE void sbbf_set(std::uint32_t* block, std::uint64_t h) {
 // AVX-512 and AVX2 cacheline512 add, eight keys per step, software-pipelined:
 // the probe positions of the next eight keys and their block offsets come
 // from vector multiplies (vpmulld, vpmuludq) stored to a small buffer, while
-// this step's keys build their 16-word masks in registers and write each
-// block once (AVX2: once per 32-byte half; or, in the cache, one word per
-// probe, kWordWrites says when). The buffer is written a whole step before it
-// is read, so the reads never wait on a store still in flight.
+// this step's keys set their bits (or_key_bits): on AVX-512 each key builds
+// its 16-word mask in a register and writes its block once, on AVX2 each
+// probe ORs its bit into its word. The buffer is written a whole step before
+// it is read, so the reads never wait on a store still in flight.
 //
 // Probe p at position a sets word w to bit a - 32w when that lies in
 // [0, 32). vpsrlvd gives 0 for shift counts of 32 or more, so the part is
@@ -148,7 +148,7 @@ HWY_INLINE void add_group_offsets(const std::uint64_t* hashes, __m512i num_block
 
 // ORs the bits at the key's kK positions into its block, written once.
 template <std::uint32_t kK>
-HWY_INLINE void or_key_mask(char* block, const std::uint32_t* positions) {
+HWY_INLINE void or_key_bits(char* block, const std::uint32_t* positions) {
   // Lane w: 32w + 31, so that (32w + 31 - a) is a's shift from bit 31 of word w.
   const __m512i top =
       _mm512_set_epi32(511, 479, 447, 415, 383, 351, 319, 287, 255, 223, 191, 159, 127, 95, 63, 31);
@@ -199,61 +199,54 @@ HWY_INLINE void add_group_offsets(const std::uint64_t* hashes, __m256i num_block
   }
 }
 
-// The AVX-512 mask in two 32-byte halves: each probe costs a broadcast from
-// the buffer, two vpsubd and two vpsrlvd, and the block two read-modify-writes.
-template <std::uint32_t kK>
-HWY_INLINE void or_key_mask(char* block, const std::uint32_t* positions) {
-  const __m256i top_lo = _mm256_set_epi32(255, 223, 191, 159, 127, 95, 63, 31);
-  const __m256i top_hi = _mm256_set_epi32(511, 479, 447, 415, 383, 351, 319, 287);
-  const __m256i bit31 = _mm256_set1_epi32(static_cast<std::int32_t>(0x80000000u));
-  __m256i lo = _mm256_setzero_si256();
-  __m256i hi = _mm256_setzero_si256();
-  for (std::uint32_t p = 0; p < kK; ++p) {
-    const __m256i a = _mm256_set1_epi32(static_cast<std::int32_t>(positions[p]));
-    lo = _mm256_or_si256(lo, _mm256_srlv_epi32(bit31, _mm256_sub_epi32(top_lo, a)));
-    hi = _mm256_or_si256(hi, _mm256_srlv_epi32(bit31, _mm256_sub_epi32(top_hi, a)));
-  }
-  auto* half = reinterpret_cast<__m256i*>(block);
-  _mm256_storeu_si256(half, _mm256_or_si256(_mm256_loadu_si256(half), lo));
-  _mm256_storeu_si256(half + 1, _mm256_or_si256(_mm256_loadu_si256(half + 1), hi));
-}
-#endif
-
 // ORs the bit at each of the key's kK positions into its word of the block:
 // kK read-modify-writes, the positions those add_group_offsets buffered (no
-// multiply per probe, unlike cacheline_set). Used by AVX2 only (kWordWrites).
+// multiply per probe, unlike cacheline_set).
+//
+// AVX2 had the AVX-512 mask in two 32-byte halves too (per probe a broadcast
+// from the buffer, two vpsubd, two vpsrlvd and two vpor; per key two 32-byte
+// read-modify-writes): about 36 vector ALU operations per key at k = 6, where
+// the words take none. In the cache the words took the fewest cycles: Zen 5
+// guest, AVX2 pinned, 256 KiB, TSC cycles per key, scalar-multiply words
+// (cacheline_set) / masks / buffered words: the kernel alone on pre-hashed
+// keys, medians of 15 alternated rounds, k = 6 6.60-6.91 / 5.79-6.20 /
+// 5.28-5.59 (16 KiB alike), k = 1 2.44 / 2.74 / 1.62, k = 8 8.43-8.94 /
+// 7.72-8.23 / 6.60, k = 16 19.30 / 17.88 / 12.39; the library's add, one
+// thread, 2^20 keys a call, medians of 9 rounds, cacheline_set's words
+// against buffered ones: u64 9.07-9.12 against 7.23-7.41, pre-hashed
+// 6.41-6.62 against 4.76-4.80. On a Zen 3 guest (AVX2 served; vpsrlvd two a
+// cycle), library add, 256 KiB, medians of 9-11 alternated batches, three
+// runs, words against masks: pre-hashed 10.41 / 15.98 / 10.58 against 11.59 /
+// 17.72 / 11.88, u64 27.38 / 15.07 / 14.38 against 31.48 / 18.03 / 17.22.
+//
+// For filters that miss the cache the masks had stayed, measured on Zen 5
+// with AVX2 pinned (fewer, wider read-modify-writes; library, u64, masks
+// against words: 2 MiB 9.09 against 9.99, 8 MiB 8.86 against 9.63, 32 MiB
+// 11.37 against 13.06). Zen 5 serves AVX-512, though, and on the Zen 3 guest,
+// a machine that serves AVX2, the words won there too: library add, one
+// thread, TSC cycles per key, medians of 11 alternated calls of 2^20 keys,
+// masks against words, three to five runs each: 1 GiB pre-hashed 91 / 126 /
+// 113 / 115 / 152 against 62 / 94 / 73 / 72 / 101, u64 132 / 160 / 108 / 191
+// / 157 against 89 / 131 / 80 / 139 / 129; 32 MiB pre-hashed 38.5 / 39.9 /
+// 39.1 against 35.7 / 38.0 / 36.2, u64 46.3 / 46.3 / 42.4 against 42.7 /
+// 43.6 / 38.4; 4 MiB pre-hashed 22.7 / 23.0 / 18.1 against 20.8 / 19.4 /
+// 17.3, u64 27.5 / 27.8 / 28.0 against 25.2 / 25.6 / 25.3 (ties in its
+// quietest minutes). A microbenchmark there (1 GiB, prefetchw 96 keys ahead,
+// TSC cycles per key, medians of 9-11 passes) shows the cost is not the
+// writes: two 32-byte read-modify-writes per key ran at 38-49, as fast as
+// reading the lines (35-46), and at 78-164 when each key also built its mask
+// in registers (77 with 64 keys' masks built first, then written). Likely
+// cause: behind a miss at the head of the window, each key's three dozen
+// vector results fill the 160 vector registers after a few keys, so few
+// misses are in flight; the words use general registers. Not measured on an
+// Intel core without AVX-512.
 template <std::uint32_t kK>
-HWY_INLINE void or_key_words(char* block, const std::uint32_t* positions) {
+HWY_INLINE void or_key_bits(char* block, const std::uint32_t* positions) {
   auto* const words = reinterpret_cast<std::uint32_t*>(block);
   for (std::uint32_t p = 0; p < kK; ++p) words[positions[p] >> 5] |= 1u << (positions[p] & 31);
 }
+#endif
 
-// Whether a step writes each key's block as k words (or_key_words) rather than
-// as a mask built in registers (or_key_mask): AVX2, for filters in the cache.
-// There the two 32-byte halves of the mask take about 36 vector ALU operations
-// per key at k = 6, and the words took the fewest cycles. Zen 5 guest, AVX2
-// pinned, 256 KiB, TSC cycles per key, scalar-multiply words (cacheline_set) /
-// masks / buffered words: the kernel alone on pre-hashed keys, medians of 15
-// alternated rounds, k = 6 6.60-6.91 / 5.79-6.20 / 5.28-5.59 (16 KiB alike), k
-// = 1 2.44 / 2.74 / 1.62, k = 8 8.43-8.94 / 7.72-8.23 / 6.60, k = 16 19.30 /
-// 17.88 / 12.39. The library's add, one thread, 2^20 keys a call, medians of 9
-// rounds, cacheline_set's words against buffered ones: u64 9.07-9.12 against
-// 7.23-7.41, pre-hashed 6.41-6.62 against 4.76-4.80 (in a busier minute
-// 8.88-10.33 against 8.42-8.80 and 6.41-7.88 against 5.55-6.01). For filters
-// that miss the cache (kPrefetch) the masks stay: two 32-byte
-// read-modify-writes per key, in place of k word ones, keep more keys in flight
-// (library, u64, masks against buffered words: 2 MiB 9.09 against 9.99, 8 MiB
-// 8.86 against 9.63, 32 MiB 11.37 against 13.06; earlier, masks against
-// cacheline_set's words, 1 GiB 25.1 against 27.8). Not measured on an Intel
-// core without AVX-512, where the masks would take about 12 cycles per key on
-// three vector ports and the Emerald Rapids guest once found buffered positions
-// no faster than cacheline_set's multiplies. On a Zen 3 guest (AVX2 served;
-// vpsrlvd two a cycle), library add, 256 KiB, medians of 9-11 alternated
-// batches, three runs, words against masks: pre-hashed 10.41 / 15.98 / 10.58
-// against 11.59 / 17.72 / 11.88, u64 27.38 / 15.07 / 14.38 against 31.48 /
-// 18.03 / 17.22.
-template <bool kPrefetch>
-inline constexpr bool kWordWrites = HWY_TARGET == HWY_AVX2 && !kPrefetch;
 // Whether cacheline512 adds go in steps of eight keys (add_cacheline_groups).
 inline constexpr bool kAddInSteps = true;
 
@@ -281,11 +274,7 @@ std::size_t add_cacheline_groups(const detail::BloomRef& f, const std::uint64_t*
       }
       char* block = words + now.block_bytes[l];
       asm("" : "+r"(block));  // one register for the block's address
-      if constexpr (kWordWrites<kPrefetch>) {
-        or_key_words<kK>(block, now.positions + l * kBufferedProbes<kK>);
-      } else {
-        or_key_mask<kK>(block, now.positions + l * kBufferedProbes<kK>);
-      }
+      or_key_bits<kK>(block, now.positions + l * kBufferedProbes<kK>);
     }
   }
   return groups * kAddGroup;
