@@ -214,7 +214,8 @@ HWY_INLINE void add_group_offsets(const std::uint64_t* hashes, __m256i num_block
 // 7.72-8.23 / 6.60, k = 16 19.30 / 17.88 / 12.39; the library's add, one
 // thread, 2^20 keys a call, medians of 9 rounds, cacheline_set's words
 // against buffered ones: u64 9.07-9.12 against 7.23-7.41, pre-hashed
-// 6.41-6.62 against 4.76-4.80. On a Zen 3 guest (AVX2 served; vpsrlvd two a
+// 6.41-6.62 against 4.76-4.80 (in a busier minute 8.88-10.33 against
+// 8.42-8.80 and 6.41-7.88 against 5.55-6.01). On a Zen 3 guest (AVX2 served; vpsrlvd two a
 // cycle), library add, 256 KiB, medians of 9-11 alternated batches, three
 // runs, words against masks: pre-hashed 10.41 / 15.98 / 10.58 against 11.59 /
 // 17.72 / 11.88, u64 27.38 / 15.07 / 14.38 against 31.48 / 18.03 / 17.22.
@@ -222,7 +223,8 @@ HWY_INLINE void add_group_offsets(const std::uint64_t* hashes, __m256i num_block
 // For filters that miss the cache the masks had stayed, measured on Zen 5
 // with AVX2 pinned (fewer, wider read-modify-writes; library, u64, masks
 // against words: 2 MiB 9.09 against 9.99, 8 MiB 8.86 against 9.63, 32 MiB
-// 11.37 against 13.06). Zen 5 serves AVX-512, though, and on the Zen 3 guest,
+// 11.37 against 13.06; earlier, against cacheline_set's words, 1 GiB 25.1
+// against 27.8). Zen 5 serves AVX-512, though, and on the Zen 3 guest,
 // a machine that serves AVX2, the words won there too: library add, one
 // thread, TSC cycles per key, medians of 11 alternated calls of 2^20 keys,
 // masks against words, three to five runs each: 1 GiB pre-hashed 91 / 126 /
@@ -239,7 +241,9 @@ HWY_INLINE void add_group_offsets(const std::uint64_t* hashes, __m256i num_block
 // cause: behind a miss at the head of the window, each key's three dozen
 // vector results fill the 160 vector registers after a few keys, so few
 // misses are in flight; the words use general registers. Not measured on an
-// Intel core without AVX-512.
+// Intel core without AVX-512, where the masks would take about 12 cycles per
+// key on three vector ports, and where the Emerald Rapids guest once found
+// buffered positions no faster than cacheline_set's multiplies.
 template <std::uint32_t kK>
 HWY_INLINE void or_key_bits(char* block, const std::uint32_t* positions) {
   auto* const words = reinterpret_cast<std::uint32_t*>(block);
