@@ -42,7 +42,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 // position arithmetic measured as fast or slower there: bit and word from
 // lookup tables, positions from vectors stored for the scalar ORs,
 // load/bts/store, lea addresses. On Zen 5 the stored positions won
-// (or_key_bits below).
+// (AVX2's or_key_bits below).
 template <std::uint32_t kK>
 HWY_INLINE void cacheline_set(std::uint32_t* block, std::uint64_t h) {
   static_assert(kK >= 1 && kK <= layout::kMaxCachelineK);
