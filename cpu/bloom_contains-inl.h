@@ -348,17 +348,16 @@ std::uint64_t contains_cacheline_kernel(const detail::BloomRef& f, const std::ui
 // holds: medians of 21 batches, three runs, two scalar keys a step
 // 8.94-9.74, none 10.15-10.73, one 9.70-9.79, three 9.18-9.98, hashed then
 // tested 9.17-9.19.
-// Filters that miss the cache (kPrefetch) are left to hashing, then testing:
-// there the kernel waits on DRAM, not on the hashing. Interleaving the two
-// did not hide the hashing either: Zen 3 guest, AVX2, 1 GiB, k = 6, one
-// thread, TSC cycles per key, medians of 15 alternated passes over 2^20 u64
-// keys: a bare loop reading each key's block 96 keys after prefetching it
-// 34.7, the kernel on pre-hashed keys 41.2, hashed then tested (256 keys a
-// chunk, as the bulk driver does) 44.5; with the keys hashed 32 at a time 96
-// keys ahead into a ring and one block prefetched per key 44.4 (16 keys 32
-// ahead 45.3, 32 keys 64 ahead 42.1, 64 keys 128 ahead 44.6); each 32 keys'
-// blocks prefetched as soon as they were hashed 62.0 against 53.0 (a busier
-// minute). Hashing alone took 3.6.
+// Filters that miss the cache (kPrefetch) are left to hashing, then testing.
+// The hashing then adds to the wait on DRAM, and interleaving the two did not
+// hide it: Zen 3 guest, AVX2, 1 GiB, k = 6, one thread, TSC cycles per key,
+// medians of 15 alternated passes over 2^20 u64 keys: a bare loop reading each
+// key's block 96 keys after prefetching it 34.7, the kernel on pre-hashed keys
+// 41.2, hashed then tested (256 keys a chunk, as the bulk driver does) 44.5;
+// with the keys hashed 32 at a time 96 keys ahead into a ring and one block
+// prefetched per key 44.4 (16 keys 32 ahead 45.3, 32 keys 64 ahead 42.1, 64
+// keys 128 ahead 44.6); each 32 keys' blocks prefetched as soon as they were
+// hashed 62.0 against 53.0 (a busier minute). Hashing alone took 3.6.
 // The add has no such loop: each step's keys added a step behind their
 // hashes (positions from vector multiplies, then word read-modify-writes)
 // measured within 3% either way on Zen 5, and slower on the Zen 3 guest, 256
