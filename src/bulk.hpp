@@ -3,6 +3,7 @@
 // chunk of hashes to the structure's kernel.
 #pragma once
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -67,24 +68,45 @@ inline const std::uint64_t* chunk_hashes(const CpuKernels& kernels, const KeyBat
   return buf;
 }
 
-// fn(unsigned worker, std::size_t lo, std::size_t hi): keys [0, n) split over
-// the workers in contiguous shares (worker 0 alone when workers <= 1 or n < 2).
+// Keys per piece of a multi-threaded call: each worker takes the next piece
+// not yet taken until none is left, so that a worker whose vCPU the host
+// slows, or whose thread wakes late, takes fewer. About kPiecesPerWorker
+// pieces a worker, whole chunks (kHashChunk), at least kMinPieceKeys keys: a
+// piece restarts the kernel's prefetching of the keys ahead.
+inline constexpr std::size_t kPiecesPerWorker = 8;
+inline constexpr std::size_t kMinPieceKeys = 4 * kHashChunk;
+inline std::size_t piece_keys(std::size_t n, unsigned workers) {
+  const std::size_t pieces = std::size_t{workers} * kPiecesPerWorker;
+  const std::size_t even = (n + pieces - 1) / pieces;
+  return std::max(kMinPieceKeys, (even + kHashChunk - 1) / kHashChunk * kHashChunk);
+}
+
+// fn(unsigned worker, std::size_t lo, std::size_t hi) for pieces [lo, hi) that
+// together cover keys [0, n) once each (one piece, worker 0, when workers <= 1
+// or n < 2). `worker` names what belongs to the worker (a private copy, a
+// count), not a thread, and a worker may get any number of pieces, none
+// included: calls for one worker come one after another, on one thread.
 template <class Fn>
 void for_each_worker_share(std::size_t n, unsigned workers, Fn&& fn) {
   if (workers <= 1 || n < 2) {
     fn(0u, std::size_t{0}, n);
     return;
   }
-  const std::size_t per = (n + workers - 1) / workers;
-  run_workers(workers, [&](unsigned w) {
-    const std::size_t lo = std::min(n, w * per);
-    fn(w, lo, std::min(n, lo + per));
-  });
+  const std::size_t piece = piece_keys(n, workers);
+  std::atomic<std::size_t> next{0};  // the first key of the next piece
+  run_workers(
+      workers,
+      [&](unsigned w) {
+        for (std::size_t lo = 0; (lo = next.fetch_add(piece, std::memory_order_relaxed)) < n;) {
+          fn(w, lo, std::min(n, lo + piece));
+        }
+      },
+      Shares::kIndependent);
 }
 
 // fn(unsigned worker, std::size_t first_key, std::size_t count, std::uint64_t* buf):
-// each worker's share in chunks of at most `chunk` (<= kHashChunk) keys, with
-// buf that worker's L1-resident scratch of kHashChunk hashes.
+// each piece of for_each_worker_share in chunks of at most `chunk` (<= kHashChunk) keys, with
+// buf L1-resident scratch of kHashChunk hashes.
 template <class Fn>
 void for_each_key_chunk(std::size_t n, unsigned workers, Fn&& fn, std::size_t chunk = kHashChunk) {
   chunk = std::clamp<std::size_t>(chunk, 1, kHashChunk);
@@ -95,11 +117,11 @@ void for_each_key_chunk(std::size_t n, unsigned workers, Fn&& fn, std::size_t ch
 }
 
 // fn(unsigned worker, std::size_t first_key, const std::uint64_t* hashes,
-//    std::size_t count, BloomLookahead around): each worker's share in chunks
-// of at most `chunk` (<= kHashChunk) keys, and hashes[count, count +
-// around.ahead) those of the worker's next keys, up to `max_ahead` (<=
-// kBloomPrefetchKeysAhead) of them; around.primed is the chunk before's ahead
-// (0 for a worker's first chunk). A chunk's own keys and those ahead are
+//    std::size_t count, BloomLookahead around): each piece of
+// for_each_worker_share in chunks of at most `chunk` (<= kHashChunk) keys,
+// and hashes[count, count + around.ahead) those of the piece's next keys, up
+// to `max_ahead` (<= kBloomPrefetchKeysAhead) of them; around.primed is the
+// chunk before's ahead (0 for a piece's first chunk). A chunk's own keys and those ahead are
 // hashed before fn sees it; the rest of the next chunk after fn returns, so a
 // kernel that prefetched the blocks of the keys ahead has those misses in
 // flight while the hashing runs.

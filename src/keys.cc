@@ -46,12 +46,15 @@ bool offsets_in_order(const Offset* off, std::size_t m, Offset limit) {
   if (workers <= 1) return kernels.offsets_in_order(off, kWide, m, limit);
   const std::size_t per = (m + workers - 1) / workers;
   std::vector<std::uint8_t> ok(workers, 1);
-  detail::run_workers(workers, [&](unsigned w) {
-    const std::size_t lo = std::min(m, w * per);
-    const std::size_t hi = std::min(m, lo + per);
-    const std::size_t from = lo == 0 ? 0 : lo - 1;
-    if (hi > from) ok[w] = kernels.offsets_in_order(off + from, kWide, hi - from, limit) ? 1 : 0;
-  });
+  detail::run_workers(
+      workers,
+      [&](unsigned w) {
+        const std::size_t lo = std::min(m, w * per);
+        const std::size_t hi = std::min(m, lo + per);
+        const std::size_t from = lo == 0 ? 0 : lo - 1;
+        if (hi > from) ok[w] = kernels.offsets_in_order(off + from, kWide, hi - from, limit) ? 1 : 0;
+      },
+      detail::Shares::kIndependent);
   return std::all_of(ok.begin(), ok.end(), [](std::uint8_t x) { return x != 0; });
 }
 

@@ -45,7 +45,7 @@ class Pool {
     return *pool;
   }
 
-  bool try_run(unsigned workers, const std::function<void(unsigned)>& fn) {
+  bool try_run(unsigned workers, const std::function<void(unsigned)>& fn, Shares shares) {
     if (t_inside_pool) return false;
     std::unique_lock call(call_mutex_, std::try_to_lock);
     if (!call.owns_lock()) return false;
@@ -56,17 +56,33 @@ class Pool {
       oversubscribed_.store(more_workers_than_cores(static_cast<unsigned>(threads_.size() + 1)));
     }
     task_ = &fn;
-    remaining_.store(workers - 1, std::memory_order_relaxed);
+    const bool independent = shares == Shares::kIndependent;
+    std::uint64_t generation = 0;
     {
       std::lock_guard lock(sleep_mutex_);
-      const std::uint64_t generation = (state_.load(std::memory_order_relaxed) >> kWorkerBits) + 1;
-      state_.store(generation << kWorkerBits | workers, std::memory_order_release);
+      generation = (state_.load(std::memory_order_relaxed) >> kWorkerBits) + 1;
+      if (independent) {
+        finished_.store(0, std::memory_order_relaxed);
+        claims_.store(generation << kWorkerBits | 1, std::memory_order_relaxed);  // share 0: this thread's
+      } else {
+        remaining_.store(workers - 1, std::memory_order_relaxed);
+      }
+      state_.store(generation << kWorkerBits | (independent ? kIndependentFlag : 0) | workers,
+                   std::memory_order_release);
     }
     wake_.notify_all();
     t_inside_pool = true;
     fn(0);
+    unsigned ran_here = 1;  // kIndependent: the shares this thread ran
+    if (independent) {
+      for (unsigned w = 0; (w = claim(generation, workers)) < workers; ++ran_here) fn(w);
+    }
     t_inside_pool = false;
-    while (remaining_.load(std::memory_order_acquire) != 0) wait_a_moment();
+    if (independent) {
+      while (finished_.load(std::memory_order_acquire) + ran_here != workers) wait_a_moment();
+    } else {
+      while (remaining_.load(std::memory_order_acquire) != 0) wait_a_moment();
+    }
     task_ = nullptr;
     return true;
   }
@@ -87,11 +103,32 @@ class Pool {
         }
       }
       seen = state >> kWorkerBits;
-      if (index < (state & kWorkerMask)) {
+      const auto workers = static_cast<unsigned>(state & kWorkerMask);
+      if ((state & kIndependentFlag) != 0) {
+        // Shares from the call this thread saw, while any is left: task_ is
+        // read only after a claim, while its caller waits for that share.
+        for (unsigned w = 0; (w = claim(seen, workers)) < workers;) {
+          (*task_)(w);
+          finished_.fetch_add(1, std::memory_order_release);
+        }
+      } else if (index < workers) {
         (*task_)(index);
         remaining_.fetch_sub(1, std::memory_order_acq_rel);
       }
     }
+  }
+
+  // A share of call `generation` that no thread has taken, or `workers` where
+  // none is left or that call is over (a thread that woke late then runs
+  // nothing: the calling thread ran the shares).
+  unsigned claim(std::uint64_t generation, unsigned workers) {
+    std::uint64_t c = claims_.load(std::memory_order_relaxed);
+    while ((c >> kWorkerBits) == generation && (c & kWorkerMask) < workers) {
+      if (claims_.compare_exchange_weak(c, c + 1, std::memory_order_relaxed)) {
+        return static_cast<unsigned>(c & kWorkerMask);
+      }
+    }
+    return workers;
   }
 
   void wait_a_moment() const {
@@ -106,12 +143,18 @@ class Pool {
   std::atomic<bool> oversubscribed_{false};
   std::vector<std::thread> threads_;
   static constexpr unsigned kWorkerBits = 16;
-  static constexpr std::uint64_t kWorkerMask = (std::uint64_t{1} << kWorkerBits) - 1;
+  static constexpr std::uint64_t kIndependentFlag = std::uint64_t{1} << (kWorkerBits - 1);
+  static constexpr std::uint64_t kWorkerMask = kIndependentFlag - 1;
   static_assert(kMaxThreads <= kWorkerMask, "a call's worker count must fit its bits of state_");
-  // generation << kWorkerBits | workers of that call (the caller included);
-  // the generation goes up by one per call.
+  // generation << kWorkerBits | kIndependentFlag (Shares::kIndependent) |
+  // workers of that call (the caller included); the generation goes up by
+  // one per call.
   std::atomic<std::uint64_t> state_{0};
-  std::atomic<unsigned> remaining_{0};  // pool workers still running the call
+  std::atomic<unsigned> remaining_{0};  // kConcurrent: pool workers still running the call
+  // kIndependent: generation << kWorkerBits | the next share to take, and the
+  // shares pool threads have finished.
+  std::atomic<std::uint64_t> claims_{0};
+  std::atomic<unsigned> finished_{0};
   const std::function<void(unsigned)>* task_ = nullptr;
   std::mutex sleep_mutex_;
   std::condition_variable wake_;
@@ -136,12 +179,12 @@ bool SpinWait::spin() {
   return true;
 }
 
-void run_workers(unsigned workers, const std::function<void(unsigned)>& fn) {
+void run_workers(unsigned workers, const std::function<void(unsigned)>& fn, Shares shares) {
   if (workers <= 1) {
     fn(0);
     return;
   }
-  if (Pool::instance().try_run(workers, fn)) return;
+  if (Pool::instance().try_run(workers, fn, shares)) return;
   run_workers_on_new_threads(workers, fn, [](std::function<void()> body) { return std::jthread(std::move(body)); });
 }
 
@@ -177,13 +220,16 @@ void parallel_copy(void* dst, const void* src, std::size_t bytes, unsigned worke
     return;
   }
   const std::size_t per = (bytes / workers + 63) / 64 * 64;
-  run_workers(workers, [&](unsigned w) {
-    const std::size_t lo = std::min(bytes, w * per);
-    const std::size_t hi = w + 1 == workers ? bytes : std::min(bytes, lo + per);
-    if (hi > lo) {
-      std::memcpy(static_cast<std::uint8_t*>(dst) + lo, static_cast<const std::uint8_t*>(src) + lo, hi - lo);
-    }
-  });
+  run_workers(
+      workers,
+      [&](unsigned w) {
+        const std::size_t lo = std::min(bytes, w * per);
+        const std::size_t hi = w + 1 == workers ? bytes : std::min(bytes, lo + per);
+        if (hi > lo) {
+          std::memcpy(static_cast<std::uint8_t*>(dst) + lo, static_cast<const std::uint8_t*>(src) + lo, hi - lo);
+        }
+      },
+      Shares::kIndependent);
 }
 
 }  // namespace probkit::detail

@@ -19,9 +19,23 @@ unsigned hardware_threads();
 // into 16 bits, and keeps every thread it starts.
 inline constexpr unsigned kMaxThreads = 4096;
 
+// How the calls of a run_workers may be scheduled.
+enum class Shares {
+  // Each fn(w) on a thread of its own, all at the same time: fn may wait for
+  // what another worker does.
+  kConcurrent,
+  // fn(w) waits for no other: a pool thread that has not woken by the time
+  // the calling thread is done with its own runs none, and the calling thread
+  // runs the rest itself. On the virtual machines we run on, a pool thread
+  // asleep after a pause took about 5 ms to wake, where a call of 2^16 keys
+  // takes 0.3 ms on one thread.
+  kIndependent,
+};
+
 // Runs fn(w) for every w in [0, workers): w = 0 on the calling thread, the
-// others on persistent pool threads, all at the same time (fn may wait for
-// what another worker does). Returns when every call has returned. fn must not throw.
+// others on persistent pool threads (kIndependent: or on the calling thread,
+// where the pool's are late). Returns when every call has returned. fn must
+// not throw.
 //
 // Why persistent: on virtual machines a freshly started or sleeping thread
 // can take a millisecond or more to get a core, as long as a whole bulk call
@@ -33,7 +47,7 @@ inline constexpr unsigned kMaxThreads = 4096;
 // run_workers throws what starting it threw, and no worker has run fn (a
 // half-applied bulk call, or workers left waiting for one that never runs,
 // would be worse).
-void run_workers(unsigned workers, const std::function<void(unsigned)>& fn);
+void run_workers(unsigned workers, const std::function<void(unsigned)>& fn, Shares shares = Shares::kConcurrent);
 
 // run_workers on workers - 1 threads of its own, each started by start(body)
 // (std::jthread(body); tests pass one that throws): no thread runs fn until

@@ -230,13 +230,13 @@ TEST(HashChunks, HashesAheadFollowTheFilterSize) {
 }
 
 // for_each_hash_chunk hands every key's hash exactly once, in key order within
-// each worker's share, and after each chunk the hashes of as many of the
-// worker's next keys as it may carry ahead (all it has, up to max_ahead), and
+// each piece a worker takes, and after each chunk the hashes of as many of the
+// piece's next keys as it may carry ahead (all it has, up to max_ahead), and
 // says that each chunk starts with those the chunk before carried: for
 // hashed and pre-hashed keys, chunks of one key up to kHashChunk, one and two
 // workers.
 TEST(HashChunks, EachKeyOnceAndTheNextKeysAhead) {
-  std::vector<std::uint64_t> raw(5003);
+  std::vector<std::uint64_t> raw(4 * kMinPieceKeys + 5003);  // several pieces a worker
   std::mt19937_64 rng(20261202);
   for (auto& k : raw) k = rng();
   const Keys hashed{std::span<const std::uint64_t>(raw)};
@@ -271,26 +271,31 @@ TEST(HashChunks, EachKeyOnceAndTheNextKeysAhead) {
               },
               chunk, max_ahead);
           ASSERT_TRUE(hashes_ok) << first_error << "; " << what;
+          // A worker's chunks come piece after piece (for_each_worker_share): a piece starts at a multiple of
+          // the piece size with nothing primed, and its chunks follow one another to its end.
+          const std::size_t piece = workers <= 1 ? raw.size() : piece_keys(raw.size(), workers);
           std::vector<int> seen(raw.size(), 0);
-          std::size_t share_begin = 0;
           for (const auto& [w, mine] : chunks) {
-            ASSERT_EQ(mine.front().first, share_begin) << "worker " << w << "; " << what;
-            const std::size_t share_end = mine.back().first + mine.back().count;
-            std::size_t expect_first = share_begin;
+            std::size_t expect_first = 0;
             std::size_t expect_primed = 0;  // the chunk before's ahead
+            std::size_t piece_end = 0;
             for (const Chunk& c : mine) {
+              if (c.first >= piece_end) {  // the next piece this worker took
+                ASSERT_EQ(c.first % piece, 0u) << "worker " << w << "; " << what;
+                expect_first = c.first;
+                expect_primed = 0;
+                piece_end = std::min(raw.size(), c.first + piece);
+              }
               ASSERT_EQ(c.first, expect_first) << "worker " << w << "; " << what;
               ASSERT_EQ(c.primed, expect_primed) << "chunk at key " << c.first << "; " << what;
               expect_primed = c.ahead;
               ASSERT_TRUE(c.count >= 1 && c.count <= chunk) << c.count << "; " << what;
-              ASSERT_EQ(c.ahead, std::min(max_ahead, share_end - c.first - c.count))
+              ASSERT_EQ(c.ahead, std::min(max_ahead, piece_end - c.first - c.count))
                   << "chunk at key " << c.first << "; " << what;
               for (std::size_t i = c.first; i < c.first + c.count; ++i) ++seen[i];
               expect_first = c.first + c.count;
             }
-            share_begin = share_end;
           }
-          ASSERT_EQ(share_begin, raw.size()) << what;
           for (std::size_t i = 0; i < raw.size(); ++i) ASSERT_EQ(seen[i], 1) << "key " << i << "; " << what;
         }
       }

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -28,6 +29,61 @@ TEST(WorkerPool, EveryIndexRunsOncePerCall) {
       probkit::detail::run_workers(workers, [&](unsigned w) { ran[w].fetch_add(1); });
       for (unsigned w = 0; w < workers; ++w) ASSERT_EQ(ran[w].load(), 1) << "workers " << workers << " index " << w;
     }
+  }
+}
+
+// Shares::kIndependent: each index still runs exactly once, and a pool thread
+// that is asleep when the call starts (the pool's threads sleep 2 ms after a
+// call) leaves its share to the calling thread: with share 0 empty, the
+// caller claims share 1 within nanoseconds, long before a sleeping thread can
+// wake. One try in ten is enough (a loaded machine may deschedule the caller
+// in between); before kIndependent the caller never ran share 1.
+TEST(WorkerPool, IndependentSharesRunOnceAndNeedNoSleepingThread) {
+  int caller_ran_share_1 = 0;
+  for (int call = 0; call < 10; ++call) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::vector<std::atomic<int>> ran(2);
+    std::thread::id share_1_thread;
+    probkit::detail::run_workers(
+        2,
+        [&](unsigned w) {
+          ran[w].fetch_add(1);
+          if (w == 1) share_1_thread = std::this_thread::get_id();
+        },
+        probkit::detail::Shares::kIndependent);
+    ASSERT_EQ(ran[0].load(), 1);
+    ASSERT_EQ(ran[1].load(), 1);
+    caller_ran_share_1 += share_1_thread == std::this_thread::get_id();
+  }
+  EXPECT_GT(caller_ran_share_1, 0) << "a sleeping pool thread held up every call";
+}
+
+// Independent calls, which a pool thread may wake too late for, mixed with
+// concurrent ones, whose workers must all run at once: each of these waits
+// until every worker of its call has arrived. A thread that slept through an
+// independent call must neither run a share of it late nor miss the next call.
+TEST(WorkerPool, ConcurrentCallsAfterIndependentOnesRunAllWorkersAtOnce) {
+  for (int round = 0; round < 40; ++round) {
+    const unsigned workers = 2 + round % 3;
+    if (round % 4 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::vector<std::atomic<int>> ran(workers);
+    probkit::detail::run_workers(
+        workers, [&](unsigned w) { ran[w].fetch_add(1); }, probkit::detail::Shares::kIndependent);
+    for (unsigned w = 0; w < workers; ++w) ASSERT_EQ(ran[w].load(), 1) << "round " << round << " share " << w;
+    std::atomic<unsigned> arrived{0};
+    std::atomic<int> timed_out{0};
+    probkit::detail::run_workers(workers, [&](unsigned) {
+      arrived.fetch_add(1);
+      const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+      while (arrived.load() < workers) {
+        if (std::chrono::steady_clock::now() > give_up) {
+          timed_out.fetch_add(1);
+          return;
+        }
+        std::this_thread::yield();
+      }
+    });
+    ASSERT_EQ(timed_out.load(), 0) << "round " << round << ": the workers of a concurrent call did not all run";
   }
 }
 
