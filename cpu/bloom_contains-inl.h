@@ -251,6 +251,15 @@ inline constexpr std::uint32_t kCachelineKernelMaxK = layout::kMaxCachelineK;
 // -> 160.9 / 162.6 M keys/s, k = 12 81.2 / 67.1 -> 155.0 / 161.8, k = 16
 // 72.0 / 70.7 -> 176.6 / 161.3 (k = 8, the same code before and after:
 // 219 / 177 -> 189 / 237, the guest's noise).
+// Tried against this loop on the Zen 3 guest, k = 6, TSC cycles per key, min
+// / median of 15 alternated rounds of a copy over 1024 pre-hashed keys,
+// filter of 16 KiB then 256 KiB: the words picked by vpermilps from the
+// block's four 16-byte quarters, each broadcast by its load, joined by three
+// blends, 5.62 / 5.71 and 6.23 / 6.28 against 4.25 / 4.34 and 4.70 / 4.76;
+// unrolled eight keys a step 3.90 / 3.94 and 4.41 / 4.47 against 4.17 / 4.19
+// and 4.62 / 4.65, but in the library (keys streamed from memory) alike, min
+// 5.35-5.54 against 5.45-5.62 in four runs; block offsets from vpmuludq a step
+// ahead, or the hits counted from the stored answers, no faster unrolled.
 template <std::size_t kVectors>
 class CachelineAvx2Test {
   static_assert(kVectors == 1 || kVectors == 2);
