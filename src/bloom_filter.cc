@@ -77,10 +77,9 @@ void or_words(std::uint8_t* dst, const std::uint8_t* src, std::size_t bytes) {
 // filter's lines: an add writes its copy, ORed into the filter at the end (no
 // atomics), a query reads its own. Allocated on the calling thread (an Error,
 // if memory is short, comes before anything changed); the thread that runs a
-// worker's share fills its copy at its first chunk (zeros for an add, the
-// filter's bytes for a query), so that the copy's lines start in that
-// thread's cache (the calling thread, where a pool thread woke too late to
-// take the share: see Shares::kIndependent).
+// worker's pieces (for_each_worker_share) fills its copy at its first chunk
+// (zeros for an add, the filter's bytes for a query), so that the copy's
+// lines start in that thread's cache.
 // Queries: two vCPUs reading one shared 256 KiB filter scaled 1.40-1.50x over
 // one thread, reading a copy each 1.82-1.91x (family 6 model 167 guest, u64
 // keys, two pinned threads, medians of 40 interleaved batches of 2^20 keys).
@@ -131,7 +130,7 @@ class WorkerCopies {
   std::size_t bytes_;
   Start start_;
   std::vector<std::unique_ptr<std::uint8_t, Free>> copies_;
-  std::vector<std::uint8_t> filled_;  // one byte per copy, written by the thread running its share only
+  std::vector<std::uint8_t> filled_;  // one byte per copy, written by the thread running its pieces only
 };
 
 // A query's copies: one per extra worker, only for at least bytes / 8 keys

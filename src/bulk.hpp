@@ -105,8 +105,8 @@ void for_each_worker_share(std::size_t n, unsigned workers, Fn&& fn) {
 }
 
 // fn(unsigned worker, std::size_t first_key, std::size_t count, std::uint64_t* buf):
-// each piece of for_each_worker_share in chunks of at most `chunk` (<= kHashChunk) keys, with
-// buf L1-resident scratch of kHashChunk hashes.
+// each piece of for_each_worker_share in chunks of at most `chunk` (<=
+// kHashChunk) keys, with buf L1-resident scratch of kHashChunk hashes.
 template <class Fn>
 void for_each_key_chunk(std::size_t n, unsigned workers, Fn&& fn, std::size_t chunk = kHashChunk) {
   chunk = std::clamp<std::size_t>(chunk, 1, kHashChunk);
@@ -121,10 +121,10 @@ void for_each_key_chunk(std::size_t n, unsigned workers, Fn&& fn, std::size_t ch
 // for_each_worker_share in chunks of at most `chunk` (<= kHashChunk) keys,
 // and hashes[count, count + around.ahead) those of the piece's next keys, up
 // to `max_ahead` (<= kBloomPrefetchKeysAhead) of them; around.primed is the
-// chunk before's ahead (0 for a piece's first chunk). A chunk's own keys and those ahead are
-// hashed before fn sees it; the rest of the next chunk after fn returns, so a
-// kernel that prefetched the blocks of the keys ahead has those misses in
-// flight while the hashing runs.
+// chunk before's ahead (0 for a piece's first chunk). A chunk's own keys and
+// those ahead are hashed before fn sees it; the rest of the next chunk after
+// fn returns, so a kernel that prefetched the blocks of the keys ahead has
+// those misses in flight while the hashing runs.
 template <class Fn>
 void for_each_hash_chunk(const CpuKernels& kernels, const KeyBatch& keys, HashSpec spec, unsigned workers, Fn&& fn,
                          std::size_t chunk = kHashChunk, std::size_t max_ahead = 0) {
