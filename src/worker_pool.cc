@@ -87,6 +87,10 @@ class Pool {
     return true;
   }
 
+  void delay_claims_until(std::int64_t steady_ticks) {
+    claim_delay_until_.store(steady_ticks, std::memory_order_relaxed);
+  }
+
  private:
   // A thread that sleeps through calls it has no part in may skip them: it
   // reads the generation and that call's worker count in one load, so it
@@ -105,6 +109,7 @@ class Pool {
       seen = state >> kWorkerBits;
       const auto workers = static_cast<unsigned>(state & kWorkerMask);
       if ((state & kIndependentFlag) != 0) {
+        wait_out_test_delay();
         // Shares from the call this thread saw, while any is left: task_ is
         // read only after a claim, while its caller waits for that share.
         for (unsigned w = 0; (w = claim(seen, workers)) < workers;) {
@@ -131,6 +136,14 @@ class Pool {
     return workers;
   }
 
+  void wait_out_test_delay() const {
+    while (claim_delay_until_.load(std::memory_order_relaxed) != 0 &&
+           std::chrono::steady_clock::now().time_since_epoch().count() <
+               claim_delay_until_.load(std::memory_order_relaxed)) {
+      std::this_thread::yield();
+    }
+  }
+
   void wait_a_moment() const {
     if (oversubscribed_.load(std::memory_order_relaxed)) {
       std::this_thread::yield();
@@ -155,6 +168,9 @@ class Pool {
   // shares pool threads have finished.
   std::atomic<std::uint64_t> claims_{0};
   std::atomic<unsigned> finished_{0};
+  // delay_pool_claims_for_testing: steady_clock ticks until which pool
+  // threads wait before they claim a share of a kIndependent call (0: none).
+  std::atomic<std::int64_t> claim_delay_until_{0};
   const std::function<void(unsigned)>* task_ = nullptr;
   std::mutex sleep_mutex_;
   std::condition_variable wake_;
@@ -186,6 +202,11 @@ void run_workers(unsigned workers, const std::function<void(unsigned)>& fn, Shar
   }
   if (Pool::instance().try_run(workers, fn, shares)) return;
   run_workers_on_new_threads(workers, fn, [](std::function<void()> body) { return std::jthread(std::move(body)); });
+}
+
+void delay_pool_claims_for_testing(std::chrono::steady_clock::duration delay) {
+  const auto until = delay.count() == 0 ? 0 : (std::chrono::steady_clock::now() + delay).time_since_epoch().count();
+  Pool::instance().delay_claims_until(static_cast<std::int64_t>(until));
 }
 
 void run_workers_on_new_threads(unsigned workers, const std::function<void(unsigned)>& fn, const ThreadStarter& start) {

@@ -49,6 +49,11 @@ enum class Shares {
 // would be worse).
 void run_workers(unsigned workers, const std::function<void(unsigned)>& fn, Shares shares = Shares::kConcurrent);
 
+// For tests: until `delay` from now, pool threads that wake for a
+// Shares::kIndependent call wait before they claim a share, as a thread that
+// wakes late does. A delay of zero ends it.
+void delay_pool_claims_for_testing(std::chrono::steady_clock::duration delay);
+
 // run_workers on workers - 1 threads of its own, each started by start(body)
 // (std::jthread(body); tests pass one that throws): no thread runs fn until
 // all have started, so where start throws none does.

@@ -32,30 +32,32 @@ TEST(WorkerPool, EveryIndexRunsOncePerCall) {
   }
 }
 
-// Shares::kIndependent: each index still runs exactly once, and a pool thread
-// that is asleep when the call starts (the pool's threads sleep 2 ms after a
-// call) leaves its share to the calling thread: with share 0 empty, the
-// caller claims share 1 within nanoseconds, long before a sleeping thread can
-// wake. One try in ten is enough (a loaded machine may deschedule the caller
-// in between); before kIndependent the caller never ran share 1.
-TEST(WorkerPool, IndependentSharesRunOnceAndNeedNoSleepingThread) {
-  int caller_ran_share_1 = 0;
-  for (int call = 0; call < 10; ++call) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    std::vector<std::atomic<int>> ran(2);
-    std::thread::id share_1_thread;
+// Shares::kIndependent: where the pool's threads wake late (here: wait before
+// they claim, delay_pool_claims_for_testing), the calling thread runs every
+// share itself, once each, and returns without waiting for them. Before
+// kIndependent the call waited for them and they ran shares 1-3.
+TEST(WorkerPool, CallerRunsTheSharesOfThreadsThatWakeLate) {
+  constexpr unsigned kWorkers = 4;
+  for (int call = 0; call < 5; ++call) {
+    std::vector<std::atomic<int>> ran(kWorkers);
+    std::atomic<int> elsewhere{0};
+    const std::thread::id caller = std::this_thread::get_id();
+    const auto delay = std::chrono::seconds(2);
+    const auto start = std::chrono::steady_clock::now();
+    probkit::detail::delay_pool_claims_for_testing(delay);
     probkit::detail::run_workers(
-        2,
+        kWorkers,
         [&](unsigned w) {
           ran[w].fetch_add(1);
-          if (w == 1) share_1_thread = std::this_thread::get_id();
+          if (std::this_thread::get_id() != caller) elsewhere.fetch_add(1);
         },
         probkit::detail::Shares::kIndependent);
-    ASSERT_EQ(ran[0].load(), 1);
-    ASSERT_EQ(ran[1].load(), 1);
-    caller_ran_share_1 += share_1_thread == std::this_thread::get_id();
+    const auto took = std::chrono::steady_clock::now() - start;
+    probkit::detail::delay_pool_claims_for_testing(std::chrono::seconds(0));
+    for (unsigned w = 0; w < kWorkers; ++w) ASSERT_EQ(ran[w].load(), 1) << "call " << call << " share " << w;
+    EXPECT_EQ(elsewhere.load(), 0) << "call " << call << ": a late pool thread ran a share";
+    EXPECT_LT(took, delay) << "call " << call << ": the call waited for the late pool threads";
   }
-  EXPECT_GT(caller_ran_share_1, 0) << "a sleeping pool thread held up every call";
 }
 
 // Independent calls, which a pool thread may wake too late for, mixed with
