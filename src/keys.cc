@@ -7,11 +7,11 @@
 #include <string_view>
 #include <vector>
 
+#include "bulk.hpp"
 #include "cuda_backend.hpp"
 #include "dispatch.hpp"
 #include "key_ranges.hpp"
 #include "probkit/error.hpp"
-#include "worker_pool.hpp"
 
 namespace probkit {
 namespace {
@@ -32,8 +32,9 @@ detail::KeyBatch fixed_width(std::span<const T> keys, detail::KeyKind kind, KeyM
 }
 
 // Whether off[0] >= 0 and off[0..m) are non-decreasing and <= limit. A batch
-// large enough for several workers is checked by all of them, each over its
-// share plus the last offset of the share before, so no pair is left out.
+// large enough for several workers is checked by all of them, each piece
+// (for_each_worker_share) with the last offset before it, so no pair is left
+// out.
 template <class Offset>
 bool offsets_in_order(const Offset* off, std::size_t m, Offset limit) {
   if (m == 0) return true;
@@ -44,17 +45,11 @@ bool offsets_in_order(const Offset* off, std::size_t m, Offset limit) {
   const detail::CpuKernels& kernels = m < kDispatchFrom ? detail::scalar_kernels() : detail::batch_check_kernels();
   const unsigned workers = detail::workers_for(m);
   if (workers <= 1) return kernels.offsets_in_order(off, kWide, m, limit);
-  const std::size_t per = (m + workers - 1) / workers;
   std::vector<std::uint8_t> ok(workers, 1);
-  detail::run_workers(
-      workers,
-      [&](unsigned w) {
-        const std::size_t lo = std::min(m, w * per);
-        const std::size_t hi = std::min(m, lo + per);
-        const std::size_t from = lo == 0 ? 0 : lo - 1;
-        if (hi > from) ok[w] = kernels.offsets_in_order(off + from, kWide, hi - from, limit) ? 1 : 0;
-      },
-      detail::Shares::kIndependent);
+  detail::for_each_worker_share(m, workers, [&](unsigned w, std::size_t lo, std::size_t hi) {
+    const std::size_t from = lo == 0 ? 0 : lo - 1;
+    if (!kernels.offsets_in_order(off + from, kWide, hi - from, limit)) ok[w] = 0;
+  });
   return std::all_of(ok.begin(), ok.end(), [](std::uint8_t x) { return x != 0; });
 }
 

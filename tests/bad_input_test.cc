@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "bulk.hpp"
 #include "probkit/probkit.hpp"
 
 namespace probkit {
@@ -198,9 +199,10 @@ TEST(BadInput, StringOffsets) {
   check_bad_offsets<std::int64_t>();
 }
 
-// A batch large enough for several workers is checked in shares: a bad offset
-// on either side of each share's first one (the pair no single share holds
-// but for the overlap) and at the very end is still found and named.
+// A batch large enough for several workers is checked in pieces
+// (for_each_worker_share): a bad offset on either side of each piece's first
+// one (the pair no single piece holds but for the overlap) and at the very end
+// is still found and named.
 template <class Offset>
 void check_bad_offsets_across_workers() {
   constexpr std::size_t kKeys = std::size_t{1} << 17;  // 4 workers of the 32 Ki keys each needs
@@ -212,8 +214,11 @@ void check_bad_offsets_across_workers() {
   h.add(StringBatch<Offset>{off, data});  // the valid batch passes
   EXPECT_NE(h, h0);
   const HyperLogLog h1 = h;
-  const std::size_t per = (off.size() + 3) / 4;  // src/keys.cc's shares of the offsets
-  for (std::size_t at : {per - 1, per, 2 * per - 1, 2 * per, 3 * per - 1, 3 * per, kKeys}) {
+  const std::size_t piece = probkit::detail::piece_keys(off.size(), 4);  // src/keys.cc's pieces of the offsets
+  std::vector<std::size_t> places{kKeys};
+  for (std::size_t first = piece; first < off.size(); first += piece) places.insert(places.end(), {first - 1, first});
+  ASSERT_GE(places.size(), 7u);
+  for (std::size_t at : places) {
     SCOPED_TRACE(at);
     const Offset saved = off[at];
     off[at] = static_cast<Offset>(off[at - 1] - 1);  // below the one before
