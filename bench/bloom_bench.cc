@@ -32,9 +32,10 @@ constexpr std::uint32_t kCachelineK = 6;
 // (which holds at most 2^37 keys).
 constexpr std::uint64_t kFreshBase = std::uint64_t{1} << 40;
 
-// The k of the in-cache contains benchmark by k (bloom_contains_k): the
-// fused AVX2 test changes shape past k = 8 (a second vector of probes).
-constexpr std::uint32_t kContainsKs[] = {4, 6, 8, 9, 12, 16};
+// The k of the in-cache benchmarks by k (bloom_contains_k, bloom_add_k): the
+// AVX2 contains test changes shape past k = 8 (a second vector of probes),
+// and the AVX2 add buffers 16 probe positions per key there instead of 8.
+constexpr std::uint32_t kByKs[] = {4, 6, 8, 9, 12, 16};
 
 BloomFilter make_filter(BloomLayout layout, std::size_t bytes, std::uint32_t k = kCachelineK) {
   return BloomFilter::for_bytes(bytes, layout == BloomLayout::Cacheline512 ? k : 8, layout);
@@ -73,7 +74,7 @@ BloomFilter loaded_filter(BloomLayout layout, std::size_t bytes, std::uint32_t k
 // per thread count, and the pre-hashed pool they come from, 128 MiB).
 struct SizeState {
   std::map<std::pair<BloomLayout, std::uint32_t>, std::unique_ptr<BloomFilter>> loaded;  // by layout and k
-  std::map<BloomLayout, std::unique_ptr<BloomFilter>> empty;
+  std::map<std::pair<BloomLayout, std::uint32_t>, std::unique_ptr<BloomFilter>> empty;  // by layout and k
   std::map<KeyType, std::unique_ptr<KeyPool>> queries;
 };
 
@@ -88,9 +89,9 @@ const BloomFilter& loaded(BloomLayout layout, std::size_t bytes, std::uint32_t k
   return *slot;
 }
 
-BloomFilter& empty(BloomLayout layout, std::size_t bytes) {
-  auto& slot = state_for(bytes).empty[layout];
-  if (!slot) slot = std::make_unique<BloomFilter>(make_filter(layout, bytes));
+BloomFilter& empty(BloomLayout layout, std::size_t bytes, std::uint32_t k = kCachelineK) {
+  auto& slot = state_for(bytes).empty[{layout, k}];
+  if (!slot) slot = std::make_unique<BloomFilter>(make_filter(layout, bytes, k));
   return *slot;
 }
 
@@ -135,12 +136,12 @@ FilterProbes filter_probes(const BloomFilter& filter, unsigned threads, bool add
           add ? recent_random_line_updates_per_s(bytes, threads) : Rate{}};
 }
 
-// k: of a loaded cacheline512 filter (contains and count); adds go into
-// the empty filter of kCachelineK.
+// k: of the cacheline512 filter, a loaded one for contains and count, an
+// empty one (filling up as the repetitions go) for add.
 void bm_bloom(benchmark::State& state, Op op, BloomLayout layout, KeyType type, std::size_t bytes, Engine engine,
               unsigned threads, std::uint32_t k) {
   const KeyPool& pool = op == Op::Add ? inserts(type) : queries(type, bytes);
-  BloomFilter* target = op == Op::Add ? &empty(layout, bytes) : nullptr;
+  BloomFilter* target = op == Op::Add ? &empty(layout, bytes, k) : nullptr;
   const BloomFilter& filter = op == Op::Add ? *target : loaded(layout, bytes, k);
   const FilterProbes probes = filter_probes(filter, threads, op == Op::Add);
   engine.apply(threads);
@@ -235,13 +236,14 @@ void add_one(Op op, BloomLayout layout, KeyType type, std::size_t bytes, const E
       ->Unit(benchmark::kMillisecond);
 }
 
-// contains of u64 keys in cache at each of kContainsKs, one thread: the same
-// keys and load (10 bits per key), so only the probes per key change.
-void add_contains_k(std::uint32_t k, const Engine& e) {
-  const std::string name = std::string("bloom_contains_k/layout=cacheline512/keys=u64/size=") + size_label(kSizes[0]) +
-                           "/k=" + std::to_string(k) + "/engine=" + e.target + "/threads=1";
-  benchmark::RegisterBenchmark(name.c_str(), bm_bloom, Op::Contains, BloomLayout::Cacheline512, KeyType::U64, kSizes[0],
-                               e, 1u, k)
+// contains or add of u64 keys in cache at one of kByKs, one thread: the same
+// keys and, for contains, load (10 bits per key), so only the probes per key
+// change.
+void add_by_k(Op op, std::uint32_t k, const Engine& e) {
+  const std::string name = std::string("bloom_") + to_string(op) + "_k/layout=cacheline512/keys=u64/size=" +
+                           size_label(kSizes[0]) + "/k=" + std::to_string(k) + "/engine=" + e.target + "/threads=1";
+  benchmark::RegisterBenchmark(name.c_str(), bm_bloom, op, BloomLayout::Cacheline512, KeyType::U64, kSizes[0], e, 1u,
+                               k)
       ->UseRealTime()
       ->Unit(benchmark::kMillisecond);
 }
@@ -285,10 +287,12 @@ void register_bloom_benchmarks() {
       }
     }
   }
-  // contains by k: the reference, the best target and AVX2 below it.
+  // contains and add by k: the reference, the best target and AVX2 below it.
   for (const Engine* e : {&all.front(), all.size() > 1 ? &all[1] : nullptr, avx2_below_best(all)}) {
     if (e == nullptr) continue;
-    for (std::uint32_t k : kContainsKs) add_contains_k(k, *e);
+    for (Op op : {Op::Contains, Op::Add}) {
+      for (std::uint32_t k : kByKs) add_by_k(op, k, *e);
+    }
   }
   // The ideal of the multi-threaded add into the largest filter, for the
   // best target and AVX2, at every thread count (where there are several).

@@ -33,16 +33,19 @@ def bloom_section(b):
     return "\n\n".join(out)
 
 
-def contains_k_section(b):
-    ks = sorted({int(r["k"]) for r in b.rows if r["bench"] == "bloom_contains_k"})
+def by_k_section(b, op):
+    """bloom_{op}_k: M keys/s at each k, beside the read probe (contains) or the update probe (add)."""
+    bench = f"bloom_{op}_k"
+    probe = "vs_probe" if op == "contains" else "vs_reference"
+    ks = sorted({int(r["k"]) for r in b.rows if r["bench"] == bench})
     if not ks:
         return "_Not measured in this run._"
     rows = []
     for e in b.engines:
         cells = [e]
         for k in ks:
-            r = b.get("bloom_contains_k", k=str(k), engine=e)
-            cells.append(f"{mps(r and r['keys_per_s'])} ({ratio(r and r['vs_probe'])})")
+            r = b.get(bench, k=str(k), engine=e)
+            cells.append(f"{mps(r and r['keys_per_s'])} ({ratio(r and r.get(probe))})")
         if any(c != "– (–)" for c in cells[1:]):
             rows.append(cells)
     return table(["engine"] + [f"k = {k}: M keys/s (÷ probe)" for k in ks], rows)
@@ -233,7 +236,16 @@ change. `for_capacity` picks k = 6 for a 1% false-positive rate, 8 for 0.2-0.3%,
 for 0.01%. The AVX2 test holds eight probes in a vector: past k = 8 it tests a second vector of
 probes against the same two loads of the block.
 
-{contains_k_section(b)}
+{by_k_section(b, "contains")}
+
+### add by k (cacheline512, 256 KiB, u64 keys, one thread)
+
+The same filter size and inserted keys at each k (each k its own filter, filling up as the
+repetitions go), beside the random-line update probe. The AVX2 add sets each probe's bit by a
+read-modify-write of its word, the positions computed ahead for eight keys at a time: those of probes
+0-7 (one vector multiply per key) up to k = 8, all 16 (two) past it.
+
+{by_k_section(b, "add")}
 
 ## Every SIMD target (u64 keys, one thread)
 
