@@ -74,7 +74,7 @@ BloomFilter loaded_filter(BloomLayout layout, std::size_t bytes, std::uint32_t k
 // per thread count, and the pre-hashed pool they come from, 128 MiB).
 struct SizeState {
   std::map<std::pair<BloomLayout, std::uint32_t>, std::unique_ptr<BloomFilter>> loaded;  // by layout and k
-  std::map<std::pair<BloomLayout, std::uint32_t>, std::unique_ptr<BloomFilter>> empty;  // by layout and k
+  std::map<std::pair<BloomLayout, std::uint32_t>, std::unique_ptr<BloomFilter>> empty;   // by layout and k
   std::map<KeyType, std::unique_ptr<KeyPool>> queries;
 };
 
@@ -240,10 +240,10 @@ void add_one(Op op, BloomLayout layout, KeyType type, std::size_t bytes, const E
 // keys and, for contains, load (10 bits per key), so only the probes per key
 // change.
 void add_by_k(Op op, std::uint32_t k, const Engine& e) {
-  const std::string name = std::string("bloom_") + to_string(op) + "_k/layout=cacheline512/keys=u64/size=" +
-                           size_label(kSizes[0]) + "/k=" + std::to_string(k) + "/engine=" + e.target + "/threads=1";
-  benchmark::RegisterBenchmark(name.c_str(), bm_bloom, op, BloomLayout::Cacheline512, KeyType::U64, kSizes[0], e, 1u,
-                               k)
+  const std::string name = std::string("bloom_") + to_string(op) +
+                           "_k/layout=cacheline512/keys=u64/size=" + size_label(kSizes[0]) + "/k=" + std::to_string(k) +
+                           "/engine=" + e.target + "/threads=1";
+  benchmark::RegisterBenchmark(name.c_str(), bm_bloom, op, BloomLayout::Cacheline512, KeyType::U64, kSizes[0], e, 1u, k)
       ->UseRealTime()
       ->Unit(benchmark::kMillisecond);
 }
