@@ -224,7 +224,14 @@ HWY_INLINE void add_group_offsets(const std::uint64_t* hashes, __m256i num_block
 // vector shifts and vpunpck{l,h}dq) ran alike there: 256 KiB, medians of 15
 // alternated batches, positions against pairs, pre-hashed 11.23 / 11.16
 // against 11.50 / 11.90, u64 13.91 / 13.96 against 13.92 / 13.82, k = 10 u64
-// 20.02 against 20.48. The general-register work is not the bound.
+// 20.02 against 20.48. The general-register work is not the bound. Nor
+// are the buffer's loads: the first one, two or three probes of each key
+// from scalar multiplies (as cacheline_set), the rest from the buffer, ran
+// slower (256 KiB, TSC cycles per key, min / median of 15 alternated
+// batches: pre-hashed 9.54 / 10.17 against 11.16 / 11.55, 12.04 / 12.39 and
+// 11.73 / 12.33; u64 12.57 / 13.36 against 14.00 / 14.91, 14.83 / 16.23 and
+// 13.45 / 15.08). The stores are: this core retires about one a cycle to
+// scattered words (docs/HACKING.md), six a key at k = 6.
 //
 // For filters that miss the cache the masks had stayed, measured on Zen 5
 // with AVX2 pinned (fewer, wider read-modify-writes; library, u64, masks

@@ -250,7 +250,12 @@ inline constexpr std::uint32_t kCachelineKernelMaxK = layout::kMaxCachelineK;
 // thread, medians of 3 (bloom_contains_k), two runs each: k = 9 80.3 / 71.1
 // -> 160.9 / 162.6 M keys/s, k = 12 81.2 / 67.1 -> 155.0 / 161.8, k = 16
 // 72.0 / 70.7 -> 176.6 / 161.3 (k = 8, the same code before and after:
-// 219 / 177 -> 189 / 237, the guest's noise).
+// 219 / 177 -> 189 / 237, the guest's noise). Probes 8 to k - 1 tested in
+// scalar code instead of the second vector (a multiply, a load and a shift
+// each, for k <= 12) ran alike: k = 10, TSC cycles per key, min / median of
+// 21 alternated batches, two runs, pre-hashed 9.47 / 10.40 and 9.54 / 10.23
+// against 9.74 / 10.26 and 10.14 / 10.82, u64 13.62 / 15.80 and 13.50 /
+// 15.58 against 13.27 / 14.75 and 13.69 / 16.16.
 // Tried against this loop on the Zen 3 guest, k = 6, TSC cycles per key, min
 // / median of 15 alternated rounds of a copy over 1024 pre-hashed keys,
 // filter of 16 KiB then 256 KiB: the words picked by vpermilps from the
