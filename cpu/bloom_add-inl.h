@@ -231,7 +231,13 @@ HWY_INLINE void add_group_offsets(const std::uint64_t* hashes, __m256i num_block
 // batches: pre-hashed 9.54 / 10.17 against 11.16 / 11.55, 12.04 / 12.39 and
 // 11.73 / 12.33; u64 12.57 / 13.36 against 14.00 / 14.91, 14.83 / 16.23 and
 // 13.45 / 15.08). The stores are: this core retires about one a cycle to
-// scattered words (docs/HACKING.md), six a key at k = 6.
+// scattered words (docs/HACKING.md), six a key at k = 6. The buffer's own
+// stores halved (positions as 16 bits, two keys a 32-byte store by
+// vpackusdw, the step's keys unrolled) ran alike: 256 KiB pre-hashed, min /
+// median of 31 alternated batches, three runs, 9.79 / 10.58, 9.67 / 11.29,
+// 9.52 / 10.32 against 9.16 / 10.09, 9.79 / 11.29, 9.50 / 10.15; 16 KiB
+// 9.53 / 9.64, 9.19 / 9.55, 9.33 / 9.93 against 8.86 / 9.10, 8.99 / 9.70,
+// 9.33 / 9.92.
 //
 // For filters that miss the cache the masks had stayed, measured on Zen 5
 // with AVX2 pinned (fewer, wider read-modify-writes; library, u64, masks
