@@ -9,6 +9,18 @@
 namespace probkit {
 namespace {
 
+// ln(i!). std::lgamma also stores the sign of Gamma in the global `signgam`:
+// two threads sizing filters at once would race on it. glibc's lgamma_r
+// (the same function) hands the sign back instead.
+double log_factorial(double i) {
+#if defined(__GLIBC__)
+  int sign = 0;
+  return ::lgamma_r(i + 1, &sign);
+#else
+  return std::lgamma(i + 1);
+#endif
+}
+
 // P(a key falls in a block already holding i keys) = Pois(i; lambda); a query
 // is a false positive when all its bits are set in its block:
 //   cacheline512: (1 - (1 - 1/B)^(i k))^k with B = 512 bits;
@@ -36,7 +48,7 @@ double poisson_mixture(double lambda, BloomLayout layout, std::uint32_t k) {
       sum += std::max(0.0, 1.0 - weight);
       break;
     }
-    const double pois = std::exp(-lambda + i * log_lambda - std::lgamma(i + 1));
+    const double pois = std::exp(-lambda + i * log_lambda - log_factorial(i));
     weight += pois;
     sum += pois * fp;
   }
