@@ -216,7 +216,9 @@ class DeviceVector {
     EXPECT_EQ(cudaMemcpy(ptr_, host.data(), n_ * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
   }
   explicit DeviceVector(std::size_t n) : n_(n) {
-    if (n_ != 0) EXPECT_EQ(cudaMalloc(&ptr_, n_ * sizeof(T)), cudaSuccess);
+    if (n_ != 0) {
+      EXPECT_EQ(cudaMalloc(&ptr_, n_ * sizeof(T)), cudaSuccess);
+    }
   }
   ~DeviceVector() {
     if (ptr_ != nullptr) cudaFree(ptr_);
@@ -227,7 +229,9 @@ class DeviceVector {
   std::span<const T> cspan() const { return {static_cast<const T*>(ptr_), n_}; }
   std::vector<T> to_host() const {
     std::vector<T> out(n_);
-    if (n_ != 0) EXPECT_EQ(cudaMemcpy(out.data(), ptr_, n_ * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
+    if (n_ != 0) {
+      EXPECT_EQ(cudaMemcpy(out.data(), ptr_, n_ * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
+    }
     return out;
   }
 

@@ -85,7 +85,9 @@ TEST(SimdTargets, NoScalarCopiesAndNamed) {
     EXPECT_NE(all[i].bit, HWY_EMU128);
     EXPECT_STREQ(all[i].name, hwy::TargetName(all[i].bit));
     ASSERT_NE(all[i].kernels, nullptr);
-    if (i > 0) EXPECT_LT(all[i - 1].bit, all[i].bit) << "targets must be listed best first";
+    if (i > 0) {
+      EXPECT_LT(all[i - 1].bit, all[i].bit) << "targets must be listed best first";
+    }
   }
 #if HWY_ARCH_X86
   // Every x86-64 CPU since 2008 has SSSE3, so a build that loses its SIMD
@@ -639,8 +641,9 @@ TEST_F(SimdKernels, HashScreenedKeepsExactlyThePassingHashes) {
     }
   }
 #if HWY_ARCH_X86_64
-  if (hwy::SupportedTargets() & (HWY_AVX3 | HWY_AVX3_DL | HWY_AVX2))
+  if (hwy::SupportedTargets() & (HWY_AVX3 | HWY_AVX3_DL | HWY_AVX2)) {
     EXPECT_TRUE(any) << "no AVX2 or AVX-512 target was tested";
+  }
 #endif
   EXPECT_EQ(scalar_kernels().hash_screened, nullptr) << "the reference hashes, then screens in hll_add";
 }
@@ -721,7 +724,9 @@ TEST_F(SimdKernels, BloomContainsKeysMatchesHashThenContains) {
     }
   }
 #if HWY_ARCH_X86_64
-  if (hwy::SupportedTargets() & HWY_AVX2) EXPECT_TRUE(any) << "the AVX2 target was not tested";
+  if (hwy::SupportedTargets() & HWY_AVX2) {
+    EXPECT_TRUE(any) << "the AVX2 target was not tested";
+  }
 #endif
   EXPECT_EQ(scalar_kernels().bloom_contains_keys, nullptr) << "the reference hashes, then tests";
 }
@@ -767,8 +772,9 @@ TEST_F(SimdKernels, PartitionHashesIsStable) {
     if (t->kernels->partition_hashes != nullptr) kernels.push_back({t->name, t->kernels});
   }
 #if HWY_ARCH_X86_64
-  if (hwy::SupportedTargets() & (HWY_AVX3 | HWY_AVX3_DL))
+  if (hwy::SupportedTargets() & (HWY_AVX3 | HWY_AVX3_DL)) {
     EXPECT_GT(kernels.size(), 1u) << "no AVX-512 target was tested";
+  }
 #endif
   constexpr std::uint64_t kGuard = 0xdeadbeefcafef00dULL;
   for (std::size_t n : lengths()) {
