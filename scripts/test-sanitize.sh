@@ -15,7 +15,8 @@
 # x86 code family; for ASan + UBSan every test but the accuracy statistics,
 # about 5.5 minutes on two cores; for TSan, whose tests run 5x slower, only
 # the tests of the multi-threaded machinery (the worker pool, the Bloom hash
-# exchange, the multi-threaded bulk paths against one thread), about 1.5
+# exchange, the multi-threaded bulk paths against one thread, const calls on
+# shared objects), about 1.5
 # minutes. The whole runs take about 10 and 35 minutes, which would take CI
 # past its time budget: run them after changing kernels, the bulk driver, the
 # worker pool or the CUDA backend's host code.
@@ -41,11 +42,12 @@ if [[ -n $quick ]]; then
   [[ $(uname -m) != x86_64 ]] || defines="-DHWY_DISABLED_TARGETS=4224"
   if [[ -n $thread ]]; then
     # The tests that run threads against each other (tests/bulk_test.cc,
-    # tests/worker_pool_test.cc, the workers' string offset checks), all in
+    # tests/worker_pool_test.cc, tests/shared_objects_test.cc, the workers'
+    # string offset checks), all in
     # probkit_tests; the identity suite's threads2 runs would take TSan over
     # 2 minutes per backend.
     targets=(--target probkit_tests)
-    select_tests=(-R '^(WorkerPool|ParallelCopy|HashRing|ExchangedHashChunks|MultiThreadedAdd)\.|^BadInput\.StringOffsetsAcrossWorkers$')
+    select_tests=(-R '^(WorkerPool|ParallelCopy|HashRing|ExchangedHashChunks|MultiThreadedAdd|SharedObjects)\.|^BadInput\.StringOffsetsAcrossWorkers$')
   else
     # Statistics over fixed seeds, through the paths the identity tests run.
     select_tests=(-E '^Accuracy\.')
