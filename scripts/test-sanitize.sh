@@ -16,10 +16,9 @@
 # about 5.5 minutes on two cores; for TSan, whose tests run 5x slower, only
 # the tests of the multi-threaded machinery (the worker pool, the Bloom hash
 # exchange, the multi-threaded bulk paths against one thread, const calls on
-# shared objects), about 1.5
-# minutes. The whole runs take about 10 and 35 minutes, which would take CI
-# past its time budget: run them after changing kernels, the bulk driver, the
-# worker pool or the CUDA backend's host code.
+# shared objects), about 1.5 minutes. The whole runs take about 10 and 35
+# minutes, which would take CI past its time budget: run them after changing
+# kernels, the bulk driver, the worker pool or the CUDA backend's host code.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -43,9 +42,8 @@ if [[ -n $quick ]]; then
   if [[ -n $thread ]]; then
     # The tests that run threads against each other (tests/bulk_test.cc,
     # tests/worker_pool_test.cc, tests/shared_objects_test.cc, the workers'
-    # string offset checks), all in
-    # probkit_tests; the identity suite's threads2 runs would take TSan over
-    # 2 minutes per backend.
+    # string offset checks), all in probkit_tests; the identity suite's
+    # threads2 runs would take TSan over 2 minutes per backend.
     targets=(--target probkit_tests)
     select_tests=(-R '^(WorkerPool|ParallelCopy|HashRing|ExchangedHashChunks|MultiThreadedAdd|SharedObjects)\.|^BadInput\.StringOffsetsAcrossWorkers$')
   else
