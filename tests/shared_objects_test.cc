@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdint>
 #include <numeric>
+#include <string_view>
 #include <thread>
 #include <vector>
 
