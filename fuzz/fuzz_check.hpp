@@ -1,0 +1,42 @@
+// Shared by the fuzz targets: an invariant check that stops the run with the
+// failed condition (libFuzzer saves the input that broke it), and the one
+// exception a target may let escape: none. probkit::Error is the expected
+// answer to bad bytes; anything else thrown is a finding.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <span>
+#include <vector>
+
+#include "probkit/layout/xxh64.hpp"
+
+#define FUZZ_CHECK(cond)                                                                     \
+  do {                                                                                       \
+    if (!(cond)) {                                                                           \
+      std::fprintf(stderr, "%s:%d: fuzz invariant failed: %s\n", __FILE__, __LINE__, #cond); \
+      std::abort();                                                                          \
+    }                                                                                        \
+  } while (0)
+
+namespace probkit::fuzz {
+
+// The native formats end with XXH64 (seed 0) of everything before it. A
+// mutated blob almost never keeps a valid checksum, so a target that only fed
+// raw bytes would test little beyond the checksum check: the first input byte
+// says whether to recompute it, letting the fuzzer reach every field check
+// behind it.
+inline std::vector<std::uint8_t> blob_from_input(const std::uint8_t* data, std::size_t size) {
+  if (size == 0) return {};
+  std::vector<std::uint8_t> blob(data + 1, data + size);
+  if ((data[0] & 1) != 0 && blob.size() >= 8) {
+    const std::size_t body = blob.size() - 8;
+    const std::uint64_t sum = layout::xxh64(blob.data(), body, 0);
+    for (int i = 0; i < 8; ++i) blob[body + i] = static_cast<std::uint8_t>(sum >> (8 * i));
+  }
+  return blob;
+}
+
+}  // namespace probkit::fuzz
