@@ -28,6 +28,9 @@
 #   max,sve2048=on  SVE 2048-bit (wider than any capped tag): kernel tests,
 #                   identity and bulk hash for SVE (1 thread)
 #   max,sve=off     a NEON-only CPU: kernel and dispatch tests
+#   max             the backend fuzz target's corpus (fuzz/README.md): a
+#                   thousand-odd shapes and key batches, each SIMD target
+#                   against the scalar backend
 # Each run prints the targets it saw ("probkit SIMD targets supported: ...")
 # and fails if one it should cover is missing.
 set -euo pipefail
@@ -81,7 +84,7 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_TOOLCHAIN_FILE="$root/cmake/aarch64-linux-gnu.cmake" \
   -DPROBKIT_CUDA=OFF -DPROBKIT_BUILD_BENCH=OFF -DPROBKIT_BUILD_TOOLS=OFF -DPROBKIT_BUILD_TESTS=ON \
   >"$build/configure.log" 2>&1 || { cat "$build/configure.log"; exit 1; }
-cmake --build "$build" -j "$(nproc)" --target probkit_tests
+cmake --build "$build" -j "$(nproc)" --target probkit_tests probkit_fuzz_replay_backends
 built=$(date +%s)
 
 tests=$build/tests/probkit_tests
@@ -99,6 +102,26 @@ run() {
     --gtest_filter="$filter" >>"$log" 2>&1 || rc=$?
   local seen
   seen=$(sed -n 's/^probkit SIMD targets supported://p' "$log")
+  for t in "$@"; do
+    if [[ " $seen " != *" $t "* ]]; then
+      echo "run $name: target $t did not run (saw:$seen)" >>"$log"
+      rc=1
+    fi
+  done
+  echo "$rc $(($(date +%s) - t0))" >"$log.rc"
+}
+
+# replay_backends NAME QEMU_CPU REQUIRED_TARGETS...: the backend fuzz target
+# over its committed corpus, logged.
+replay_backends() {
+  local name=$1 cpu=$2
+  shift 2
+  local log=$logs/$name.log t0=$(date +%s) rc=0
+  echo "QEMU_CPU=$cpu fuzz/corpus/backends" >"$log"
+  QEMU_CPU=$cpu qemu-aarch64 -L /usr/aarch64-linux-gnu "$build/fuzz/probkit_fuzz_replay_backends" \
+    fuzz/corpus/backends >>"$log" 2>&1 || rc=$?
+  local seen
+  seen=$(sed -n 's/^backends fuzz: SIMD targets//p' "$log")
   for t in "$@"; do
     if [[ " $seen " != *" $t "* ]]; then
       echo "run $name: target $t did not run (saw:$seen)" >>"$log"
@@ -126,6 +149,7 @@ suites() {  # the identity and bulk-hash suites for these configurations (TARGET
   run sve2048 max,sve2048=on,sve-default-vector-length=256 "$kernels:$(suites SVE_threads1)" \
     SVE2 SVE NEON
   run neon max,sve=off "$kernels:Dispatch.*" NEON
+  replay_backends fuzz_backends max SVE2 SVE NEON
 } &
 wait
 
@@ -150,6 +174,15 @@ for name in sve512 sve128 sve256 sve384 sve2048 neon; do
     echo "   (full log: $log)"
   fi
 done
+log=$logs/fuzz_backends.log
+read -r rc secs <"$log.rc"
+printf '== %-8s %4ss  rc %s  %s |%s\n' fuzz "$secs" "$rc" "$(grep -E '^replay:' "$log" || echo "no summary")" \
+  "$(sed -n 's/^backends fuzz: SIMD targets//p' "$log")"
+if [ "$rc" != 0 ]; then
+  status=1 failed=$((failed + 1))
+  tail -20 "$log"
+  echo "   (full log: $log)"
+fi
 echo "== compiled:$(sed -n 's/^probkit SIMD targets compiled://p' "$logs/sve512.log")"
 echo "== build $((built - start))s, tests $(($(date +%s) - built))s, total $(($(date +%s) - start))s"
 echo "arm64: $passed passed, $failed failed, $skipped skipped"
