@@ -92,6 +92,20 @@ logs=$build/qemu-logs
 rm -rf "$logs"
 mkdir -p "$logs"
 
+# require_targets LOG NAME SEEN TARGETS...: fails, and says so in LOG, if a
+# target is missing from SEEN (the targets a run printed that it covered).
+require_targets() {
+  local log=$1 name=$2 seen=$3 rc=0
+  shift 3
+  for t in "$@"; do
+    if [[ " $seen " != *" $t "* ]]; then
+      echo "run $name: target $t did not run (saw:$seen)" >>"$log"
+      rc=1
+    fi
+  done
+  return $rc
+}
+
 # run NAME QEMU_CPU GTEST_FILTER REQUIRED_TARGETS...: one emulated run, logged.
 run() {
   local name=$1 cpu=$2 filter=$3
@@ -100,14 +114,7 @@ run() {
   echo "QEMU_CPU=$cpu --gtest_filter=$filter" >"$log"
   QEMU_CPU=$cpu qemu-aarch64 -L /usr/aarch64-linux-gnu "$tests" --gtest_color=no \
     --gtest_filter="$filter" >>"$log" 2>&1 || rc=$?
-  local seen
-  seen=$(sed -n 's/^probkit SIMD targets supported://p' "$log")
-  for t in "$@"; do
-    if [[ " $seen " != *" $t "* ]]; then
-      echo "run $name: target $t did not run (saw:$seen)" >>"$log"
-      rc=1
-    fi
-  done
+  require_targets "$log" "$name" "$(sed -n 's/^probkit SIMD targets supported://p' "$log")" "$@" || rc=1
   echo "$rc $(($(date +%s) - t0))" >"$log.rc"
 }
 
@@ -120,14 +127,7 @@ replay_backends() {
   echo "QEMU_CPU=$cpu fuzz/corpus/backends" >"$log"
   QEMU_CPU=$cpu qemu-aarch64 -L /usr/aarch64-linux-gnu "$build/fuzz/probkit_fuzz_replay_backends" \
     fuzz/corpus/backends >>"$log" 2>&1 || rc=$?
-  local seen
-  seen=$(sed -n 's/^backends fuzz: SIMD targets//p' "$log")
-  for t in "$@"; do
-    if [[ " $seen " != *" $t "* ]]; then
-      echo "run $name: target $t did not run (saw:$seen)" >>"$log"
-      rc=1
-    fi
-  done
+  require_targets "$log" "$name" "$(sed -n 's/^backends fuzz: SIMD targets//p' "$log")" "$@" || rc=1
   echo "$rc $(($(date +%s) - t0))" >"$log.rc"
 }
 
