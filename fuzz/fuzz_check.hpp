@@ -1,14 +1,13 @@
 // Shared by the fuzz targets: an invariant check that stops the run with the
-// failed condition (libFuzzer saves the input that broke it), and the one
-// exception a target may let escape: none. probkit::Error is the expected
-// answer to bad bytes; anything else thrown is a finding.
+// failed condition (libFuzzer saves the input that broke it), and the blob
+// reading of the native-format targets. A target catches probkit::Error, the
+// expected answer to bad bytes, and nothing else: any other exception escapes
+// and is a finding.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <span>
 #include <vector>
 
 #include "probkit/layout/xxh64.hpp"

@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes the byte readers, the backends' identity and the command line's line
-# splitting with libFuzzer (Clang,
-# AddressSanitizer and UndefinedBehaviorSanitizer; fuzz/README.md says what
-# each target checks).
+# splitting with libFuzzer (Clang, AddressSanitizer and
+# UndefinedBehaviorSanitizer; fuzz/README.md says what each target checks).
 #
 #   scripts/fuzz.sh [SECONDS]           each target for SECONDS (default 60), one after another
 #   scripts/fuzz.sh [SECONDS] --merge   then adds what the run kept to the committed corpora
@@ -51,17 +50,16 @@ status=0
 for t in "${targets[@]}"; do
   mkdir -p "$work/corpus/$t" "$build/findings/$t" "fuzz/corpus/$t"
   echo "== $t: $seconds s"
-  if ! "$build/fuzz/probkit_fuzz_$t" "$work/corpus/$t" "fuzz/corpus/$t" "$work/seeds/$t" \
-      -max_total_time="$seconds" -max_len="${max_len[$t]}" -rss_limit_mb=4096 -print_final_stats=1 \
-      -artifact_prefix="$build/findings/$t/" 2>&1 | grep -E '^Done|^stat::new_units_added|ERROR|invariant|SUMMARY'; then
-    :
-  fi
+  # New inputs go to the first directory, the working corpus; a failure shows
+  # as a saved input, checked below.
+  "$build/fuzz/probkit_fuzz_$t" "$work/corpus/$t" "fuzz/corpus/$t" "$work/seeds/$t" \
+    -max_total_time="$seconds" -max_len="${max_len[$t]}" -rss_limit_mb=4096 -print_final_stats=1 \
+    -artifact_prefix="$build/findings/$t/" 2>&1 | grep -E '^Done|^stat::new_units_added|ERROR|invariant|SUMMARY' || true
   if compgen -G "$build/findings/$t/*" >/dev/null; then
     echo "== $t: FOUND $(ls "$build/findings/$t" | wc -l) failing input(s) in $build/findings/$t/"
     status=1
   fi
   if [[ -n $merge ]]; then
-    mkdir -p "fuzz/corpus/$t"
     "$build/fuzz/probkit_fuzz_$t" -merge=1 -max_len="${max_len[$t]}" "fuzz/corpus/$t" "$work/corpus/$t" "$work/seeds/$t" \
       2>&1 | grep -E 'MERGE-OUTER: [0-9]+ new files' || true
   fi
