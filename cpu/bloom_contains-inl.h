@@ -150,37 +150,28 @@ std::uint64_t contains_loop(const detail::BloomRef& f, const std::uint64_t* hash
 }
 
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
-// AVX-512, cacheline512, k <= 8: two keys per 512-bit vector. Lanes 0-7 hold
-// key A's probes, lanes 8-15 key B's; one two-table permute reads both keys'
-// words from their two blocks (word indices 16..31 select block B), and one
-// masked test finds the missing probes of both. Block indices are computed in
-// scalar code: from a vector multiply, stored and reloaded, they were 1.1x
-// slower (the reloads wait on the store). Each probe's bit is bit 0 of its
-// word rotated right by its position, and the four 16-bit masks of missing
-// probes are joined in mask registers (kunpck) before one move to a general
-// register: with 1 << position shifted in and each mask moved out, the
-// kernel alone took 3.07 (16 KiB filter) and 3.10 (256 KiB) TSC cycles per
-// key, now 2.64 and 2.66 (pre-hashed keys, best of 14 alternated runs,
-// family 6 model 167 Xeon guest at 2.0 GHz; ports 0 and 5 bound it).
-// Highway 1.0.3 has no two-table lookup, hence intrinsics;
-// tests/simd_kernels_test.cc holds it to the reference.
-// (k > 8 takes the generic test: one 16-lane lookup of the block's words.)
-inline constexpr std::uint32_t kCachelineKernelMaxK = 8;
+// AVX-512, cacheline512: every k in intrinsics (Highway 1.0.3 has no
+// two-table lookup), eight keys a loop step; tests/simd_kernels_test.cc holds
+// both forms to the reference. Block indices are computed in scalar code:
+// from a vector multiply, stored and reloaded, they were 1.1x slower (the
+// reloads wait on the store). Each probe's bit is bit 0 of its word rotated
+// right by its position (vprorvd takes the count mod 32), and the keys'
+// 16-bit masks of missing probes are joined in mask registers (kunpck)
+// before one move to a general register: with 1 << position shifted in and
+// each mask moved out, the k <= 8 kernel alone took 3.07 (16 KiB filter) and
+// 3.10 (256 KiB) TSC cycles per key, now 2.64 and 2.66 (pre-hashed keys, best
+// of 14 alternated runs, family 6 model 167 Xeon guest at 2.0 GHz; ports 0
+// and 5 bound it).
+inline constexpr std::uint32_t kCachelineKernelMaxK = layout::kMaxCachelineK;
 inline constexpr std::size_t kK8Group = 8;  // keys per loop step: one vector of hashes
 
-template <bool kPrefetch, bool kStore>
-std::uint64_t contains_cacheline_kernel(const detail::BloomRef& f, const std::uint64_t* hashes,
-                                        std::size_t n, detail::BloomLookahead around,
-                                        std::uint8_t* out) {
-  const __m512i salt = _mm512_broadcast_i32x8(
-      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(layout::kBloomSalt)));
-  // Key B's positions + 512: its word indices land in 16..31, the same bits.
-  const __m512i key_b_bias = _mm512_set_epi32(512, 512, 512, 512, 512, 512, 512, 512,  //
-                                              0, 0, 0, 0, 0, 0, 0, 0);
-  const __m512i one = _mm512_set1_epi32(1);
-  const auto live = static_cast<__mmask16>(((1u << f.k) - 1) * 0x0101u);
-  __m512i pick[kK8Group / 2];
-  for (int j = 0; j < 4; ++j) pick[j] = key_pair_pick(j);
+// The loop of both kernels: block prefetching for large filters, the key
+// stream, the answers. present(hashes + i) tests keys i..i+7 and returns bit
+// l set iff key i + l is present. The last n % 8 keys go one at a time.
+template <bool kPrefetch, bool kStore, class Present>
+HWY_INLINE std::uint64_t contains_by_eights(const detail::BloomRef& f, const std::uint64_t* hashes,
+                                            std::size_t n, detail::BloomLookahead around,
+                                            std::uint8_t* out, const Present& present) {
   const std::size_t prefetch_end = n + around.ahead;
   const std::size_t distance = kPrefetch ? prefetch_distance(f) : 0;
   if constexpr (kPrefetch) prefetch_first<false>(f, hashes, around.primed, prefetch_end, distance);
@@ -192,11 +183,44 @@ std::uint64_t contains_cacheline_kernel(const detail::BloomRef& f, const std::ui
         prefetch_block<false>(f, hashes[a]);
     }
     prefetch_stream(hashes + i);  // pre-hashed keys come straight from memory
-    const __m512i h = _mm512_loadu_si512(hashes + i);
+    const __mmask8 keys_present = present(hashes + i);
+    hits += static_cast<std::uint64_t>(__builtin_popcount(keys_present));
+    if constexpr (kStore)
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(out + i), _mm_maskz_set1_epi8(keys_present, 1));
+  }
+  // The steps prefetched up to key i + distance. The rest, up to the keys
+  // ahead, go now: the next call counts them primed.
+  if constexpr (kPrefetch) {
+    for (std::size_t a = i + distance; a < n + distance && a < prefetch_end; ++a)
+      prefetch_block<false>(f, hashes[a]);
+  }
+  return hits + contains_loop<false, kStore, BloomLayout::Cacheline512>(f, hashes + i, n - i, {},
+                                                                        kStore ? out + i : nullptr);
+}
+
+// k <= 8: two keys per 512-bit vector. Lanes 0-7 hold key A's probes, lanes
+// 8-15 key B's; one two-table permute reads both keys' words from their two
+// blocks (word indices 16..31 select block B), and one masked test finds the
+// missing probes of both.
+template <bool kPrefetch, bool kStore>
+std::uint64_t contains_cacheline_pairs(const detail::BloomRef& f, const std::uint64_t* hashes,
+                                       std::size_t n, detail::BloomLookahead around,
+                                       std::uint8_t* out) {
+  const __m512i salt = _mm512_broadcast_i32x8(
+      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(layout::kBloomSalt)));
+  // Key B's positions + 512: its word indices land in 16..31, the same bits.
+  const __m512i key_b_bias = _mm512_set_epi32(512, 512, 512, 512, 512, 512, 512, 512,  //
+                                              0, 0, 0, 0, 0, 0, 0, 0);
+  const __m512i one = _mm512_set1_epi32(1);
+  const auto live = static_cast<__mmask16>(((1u << f.k) - 1) * 0x0101u);
+  __m512i pick[kK8Group / 2];
+  for (int j = 0; j < 4; ++j) pick[j] = key_pair_pick(j);
+  return contains_by_eights<kPrefetch,
+                            kStore>(f, hashes, n, around, out, [&](const std::uint64_t* h8) {
+    const __m512i h = _mm512_loadu_si512(h8);
     std::uint64_t block[kK8Group];
-    for (std::size_t l = 0; l < kK8Group; ++l)
-      block[l] = layout::block_index(hashes[i + l], f.num_blocks);
-    __mmask16 miss[4];  // bits 8j..8j+7: key i + 2j's missing probes, then key i + 2j + 1's
+    for (std::size_t l = 0; l < kK8Group; ++l) block[l] = layout::block_index(h8[l], f.num_blocks);
+    __mmask16 miss[4];  // bits 8j..8j+7: key 2j's missing probes, then key 2j + 1's
     for (int j = 0; j < 4; ++j) {
       const __m512i x = _mm512_permutexvar_epi32(pick[j], h);
       const __m512i pos =
@@ -205,29 +229,64 @@ std::uint64_t contains_cacheline_kernel(const detail::BloomRef& f, const std::ui
           _mm512_loadu_si512(f.words + block[2 * j] * layout::kCachelineWords),
           _mm512_srli_epi32(pos, 5),
           _mm512_loadu_si512(f.words + block[2 * j + 1] * layout::kCachelineWords));
-      // Bit 0 of each word rotated right by its position (the count is taken
-      // mod 32) is the probe's bit.
-      const __m512i probe_bit = _mm512_rorv_epi32(words, pos);
-      miss[j] = _mm512_mask_testn_epi32_mask(live, probe_bit, one);
+      miss[j] = _mm512_mask_testn_epi32_mask(live, _mm512_rorv_epi32(words, pos), one);
     }
     const std::uint64_t missing = _cvtmask64_u64(
         _mm512_kunpackd(_mm512_kunpackw(miss[3], miss[2]), _mm512_kunpackw(miss[1], miss[0])));
     // A key is present iff its byte of missing probes is zero.
-    const __mmask16 present = _mm_cmpeq_epi8_mask(
-        _mm_cvtsi64_si128(static_cast<long long>(missing)), _mm_setzero_si128());
-    hits += static_cast<std::uint64_t>(__builtin_popcount(present & 0xFFu));
-    if constexpr (kStore)
-      _mm_storel_epi64(reinterpret_cast<__m128i*>(out + i), _mm_maskz_set1_epi8(present, 1));
-  }
-  // The steps prefetched up to key i + distance. The rest, up to the keys
-  // ahead, go now: the next call counts them primed.
-  if constexpr (kPrefetch) {
-    for (std::size_t a = i + distance; a < n + distance && a < prefetch_end; ++a)
-      prefetch_block<false>(f, hashes[a]);
-  }
-  // The last n % 8 keys, one at a time.
-  return hits + contains_loop<false, kStore, BloomLayout::Cacheline512>(f, hashes + i, n - i, {},
-                                                                        kStore ? out + i : nullptr);
+    return static_cast<__mmask8>(_mm_cmpeq_epi8_mask(
+        _mm_cvtsi64_si128(static_cast<long long>(missing)), _mm_setzero_si128()));
+  });
+}
+
+// 8 < k <= 16: one key per vector, probe i in lane i; the hash's low word
+// broadcast by its load. It replaces the generic test (cacheline_test: 1 <<
+// position shifted in, lanes past k cleared by an AND, a kortest per key):
+// Emerald Rapids guest (family 6 model 207), AVX3_DL, bloom_contains_k (u64
+// keys, hashing included, 256 KiB), medians of 5, four rounds alternated,
+// k = 9 / 12 / 16: 330-345 / 244-347 / 238-345 -> 293-404 / 275-402 / 269-403
+// M keys/s, the k <= 8 kernel beside them at 335-544. Ports 0 and 5 bound it:
+// vpmulld takes two port-0 uops, each shift and vprorvd one. The word indices
+// from AVX3_DL's vpmultishiftqb (port 5) instead of a shift ran alike
+// (369-418 in the same rounds), so both targets shift.
+template <bool kPrefetch, bool kStore>
+std::uint64_t contains_cacheline_wide(const detail::BloomRef& f, const std::uint64_t* hashes,
+                                      std::size_t n, detail::BloomLookahead around,
+                                      std::uint8_t* out) {
+  const __m512i salt = _mm512_loadu_si512(layout::kBloomSalt);
+  const __m512i one = _mm512_set1_epi32(1);
+  const auto live = static_cast<__mmask16>((1u << f.k) - 1);
+  return contains_by_eights<kPrefetch, kStore>(
+      f, hashes, n, around, out, [&](const std::uint64_t* h8) {
+        __mmask16 miss[kK8Group];  // key l's missing probes
+        for (std::size_t l = 0; l < kK8Group; ++l) {
+          const std::uint32_t* block =
+              f.words + layout::block_index(h8[l], f.num_blocks) * layout::kCachelineWords;
+          const __m512i p =
+              _mm512_mullo_epi32(_mm512_broadcastd_epi32(_mm_loadu_si32(h8 + l)), salt);
+          // vpermd reads the low four bits of each index: the word, p >> 28.
+          const __m512i words =
+              _mm512_permutexvar_epi32(_mm512_srli_epi32(p, 28), _mm512_loadu_si512(block));
+          miss[l] = _mm512_mask_testn_epi32_mask(
+              live, _mm512_rorv_epi32(words, _mm512_srli_epi32(p, 23)), one);
+        }
+        const std::uint64_t low = _cvtmask64_u64(
+            _mm512_kunpackd(_mm512_kunpackw(miss[3], miss[2]), _mm512_kunpackw(miss[1], miss[0])));
+        const std::uint64_t high = _cvtmask64_u64(
+            _mm512_kunpackd(_mm512_kunpackw(miss[7], miss[6]), _mm512_kunpackw(miss[5], miss[4])));
+        // A key is present iff its 16 bits of missing probes are zero.
+        return _mm_cmpeq_epi16_mask(
+            _mm_set_epi64x(static_cast<long long>(high), static_cast<long long>(low)),
+            _mm_setzero_si128());
+      });
+}
+
+template <bool kPrefetch, bool kStore>
+std::uint64_t contains_cacheline_kernel(const detail::BloomRef& f, const std::uint64_t* hashes,
+                                        std::size_t n, detail::BloomLookahead around,
+                                        std::uint8_t* out) {
+  return f.k <= 8 ? contains_cacheline_pairs<kPrefetch, kStore>(f, hashes, n, around, out)
+                  : contains_cacheline_wide<kPrefetch, kStore>(f, hashes, n, around, out);
 }
 #elif HWY_TARGET == HWY_AVX2
 // AVX2, cacheline512: one key per 256-bit vector, probe i in lane i (k <= 8;
