@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
 # GPU check: on a machine with an NVIDIA GPU, configure a CUDA build, run
-# every test, run the GPU benchmarks, and leave logs and a JSON summary in
-# OUTDIR (default $OUT, else out/gpu-check). Meant for a lent H200 whose image
+# every test, run the GPU benchmarks and, on the host's CPU, the one-thread
+# CPU benchmarks of the best SIMD target (the lent machines' hosts have
+# AVX-512, which ours lack), and leave logs and a JSON summary in OUTDIR
+# (default $OUT, else out/gpu-check). Meant for a lent H200 whose image
 # lacks Highway, GoogleTest, Google Benchmark and xxhash (DESIGN.md §9): the
 # .debs that scripts/fetch-gpu-deps.sh put in .deps/gpu/ travel with the checkout
 # (device call: carry [".deps/gpu"]) and are unpacked under /tmp, never into /.
 # Budget: under 8 minutes on one H200 with 16 cores (the step timeouts sum
-# to 470 s; a step that runs out is killed and reported, and the steps that
+# to 560 s; a step that runs out is killed and reported, and the steps that
 # need its result are skipped).
 #
 #   scripts/gpu-check.sh [OUTDIR]
 #
 # Knobs (environment): JOBS (16), CUDA_ARCH (90), BENCH_KEYS (10^9 u64 keys),
-# BENCH_FILTER (appended to each group's Google Benchmark regex, e.g. 2GiB), BUILD_DIR
+# BENCH_FILTER (appended to each group's Google Benchmark regex, e.g. 2GiB),
+# CPU_BENCH_FILTER (the CPU benchmarks' regex, default below), BUILD_DIR
 # (/tmp/probkit-gpu-build), DEPS_DIR (/tmp/deps), STEP_TIMEOUT_* (seconds).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -31,6 +34,7 @@ t_build=${STEP_TIMEOUT_BUILD:-120}
 t_test=${STEP_TIMEOUT_TEST:-90}
 t_sanitize=${STEP_TIMEOUT_SANITIZE:-120}
 t_bench=${STEP_TIMEOUT_BENCH:-110}
+t_cpu_bench=${STEP_TIMEOUT_CPU_BENCH:-90}
 start=$(date +%s)
 
 log() { echo "[gpu-check +$(($(date +%s) - start))s] $*" | tee -a "$outdir/steps.log"; }
@@ -51,8 +55,10 @@ step() {  # step NAME TIMEOUT LOGFILE COMMAND...
 # 1. Dependencies: unpack the carried .debs; point CMake, the loader and
 #    pkg-config at them (PKG_CONFIG_SYSROOT_DIR rewrites the .pc files' /usr).
 # At most 8 files come back from a device call: these are the 8.
-for f in steps.log machine.txt build.log ctest.log sanitizer.log gpu_bench.txt gpu_bench.json summary.json; do : >"$outdir/$f"; done
-rm -f "$outdir/gpu_bench.json"
+for f in steps.log machine.txt build.log ctest.log gpu_bench.txt gpu_bench.json cpu_bench.json summary.json; do
+  : >"$outdir/$f"
+done
+rm -f "$outdir/gpu_bench.json" "$outdir/cpu_bench.json"
 if compgen -G ".deps/gpu/*.deb" >/dev/null; then
   mkdir -p "$deps"
   for f in .deps/gpu/*.deb; do dpkg -x "$f" "$deps" || log "dpkg -x $f failed"; done
@@ -72,6 +78,7 @@ command -v nvcc >/dev/null || export PATH=$PATH:/usr/local/cuda/bin
   echo "== cmake"; cmake --version 2>&1 | head -1
   echo "== c++"; c++ --version 2>&1 | head -1
   echo "== cpus"; nproc
+  echo "== lscpu"; lscpu 2>&1
 } >"$outdir/machine.txt" 2>&1
 gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 log "GPU: ${gpu_name:-none found}"
@@ -93,12 +100,14 @@ fi
 
 # 3b. The CUDA tests and the identity suite's Cuda0 rows once more, under
 #     compute-sanitizer's memcheck: an out-of-bounds or misaligned access
-#     need not change any result the identity tests compare. Left out:
+#     need not change any result the identity tests compare (its log follows
+#     ctest's in ctest.log). Left out:
 #     DeviceOutOfMemoryIsAnAllocationError, whose 1 TiB cudaMalloc fails on
 #     purpose (memcheck reports every failed API call as an error); ctest ran it.
 sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 if [ "${status[build]:-1}" -eq 0 ] && [ -n "$gpu_name" ] && [ -x "$sanitizer" ]; then
-  step sanitize "$t_sanitize" sanitizer.log "$sanitizer" --tool memcheck --error-exitcode 1 \
+  echo "== compute-sanitizer memcheck" >>"$outdir/ctest.log"
+  step sanitize "$t_sanitize" ctest.log "$sanitizer" --tool memcheck --error-exitcode 1 \
     "$build/tests/probkit_tests" --gtest_filter='Cuda*:*Cuda0*:-CudaHost.DeviceOutOfMemoryIsAnAllocationError'
 else
   log "sanitize: skipped (needs the build, a GPU and compute-sanitizer)"
@@ -146,6 +155,20 @@ if merged is not None:
 EOF
 fi
 
+# 4b. The CPU benchmarks of the host's best SIMD target, one thread (the
+#     figures of the CPU issue's table and contains/add by k), as JSON only.
+cpu_bin=$build/bench/probkit_bench
+if [ -x "$cpu_bin" ]; then
+  best=$("$cpu_bin" --benchmark_list_tests --benchmark_filter='^bloom_contains_k/' 2>/dev/null |
+    sed -n 's#.*/engine=\([^/]*\)/.*#\1#p' | grep -v -x scalar | head -1)  # scalar, best, AVX2
+  cpu_filter=${CPU_BENCH_FILTER:-"^(bloom_(contains|add|count)/layout=cacheline512/keys=(u64|str16|prehashed)/size=(256KiB|1GiB)|bloom_(contains|add)_k/.*|hll_add/.*|hash/.*)/engine=${best:-none}/threads=1/"}
+  # Its table on stdout is dropped (the JSON holds it); its errors go to steps.log.
+  step cpu_bench "$t_cpu_bench" steps.log bash -c '"$@" >/dev/null' cpu_bench "$cpu_bin" \
+    --benchmark_filter="$cpu_filter" --benchmark_out="$outdir/cpu_bench.json" --benchmark_out_format=json
+else
+  log "cpu_bench: skipped (no $cpu_bin)"
+fi
+
 # 5. Summary.
 total=$(($(date +%s) - start))
 python3 - "$outdir" "$total" "${gpu_name:-}" "$keys" \
@@ -153,7 +176,8 @@ python3 - "$outdir" "$total" "${gpu_name:-}" "$keys" \
   "build=${status[build]:-skipped}:${seconds[build]:-0}" \
   "test=${status[test]:-skipped}:${seconds[test]:-0}" \
   "sanitize=${status[sanitize]:-skipped}:${seconds[sanitize]:-0}" \
-  "bench=${status[bench]:-skipped}:${seconds[bench]:-0}" <<'EOF' || log "summary: python3 failed"
+  "bench=${status[bench]:-skipped}:${seconds[bench]:-0}" \
+  "cpu_bench=${status[cpu_bench]:-skipped}:${seconds[cpu_bench]:-0}" <<'EOF' || log "summary: python3 failed"
 import json, os, re, sys
 outdir, total, gpu, keys = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 steps = {}
@@ -163,8 +187,9 @@ for arg in sys.argv[5:]:
     steps[name] = {"exit": int(rc) if rc.lstrip("-").isdigit() else rc, "seconds": int(secs)}
 summary = {"gpu": gpu or None, "keys": keys, "total_seconds": total, "steps": steps}
 log = os.path.join(outdir, "ctest.log")
+text, memcheck = "", ""
 if os.path.exists(log):
-    text = open(log, errors="replace").read()
+    text, _, memcheck = open(log, errors="replace").read().partition("== compute-sanitizer memcheck")
     # ctest writes "N% tests passed, F tests failed out of T", or, with no
     # failures, "100% tests passed out of T" (newer) / "..., 0 tests failed out of T".
     m = re.search(r"(\d+)% tests passed(?:, (\d+) tests failed)? out of (\d+)", text)
@@ -173,11 +198,9 @@ if os.path.exists(log):
                             "skipped": len(re.findall(r"\(Skipped\)", text)),
                             "failed_names": re.findall(r"\d+ - (\S+) \((?:Failed|Timeout|SEGFAULT|Subprocess aborted)\)", text),
                             "skipped_names": re.findall(r"\d+ - (\S+) \(Skipped\)", text)}
-log = os.path.join(outdir, "sanitizer.log")
-if os.path.exists(log):
-    m = re.search(r"ERROR SUMMARY: (\d+) error", open(log, errors="replace").read())
-    if m:
-        summary["sanitizer_errors"] = int(m.group(1))
+m = re.search(r"ERROR SUMMARY: (\d+) error", memcheck)
+if m:
+    summary["sanitizer_errors"] = int(m.group(1))
 bench = os.path.join(outdir, "gpu_bench.json")
 if os.path.exists(bench):
     try:
@@ -201,12 +224,30 @@ if os.path.exists(bench):
         summary["floors"] = floors
     except Exception as e:  # a benchmark killed mid-write leaves partial JSON
         summary["benchmarks_error"] = str(e)
+# The host's CPU and its one-thread CPU benchmarks (M keys/s; vs_probe and
+# vs_reference as bench/README.md defines them).
+machine = os.path.join(outdir, "machine.txt")
+if os.path.exists(machine):
+    m = re.search(r"^Model name:\s*(.+)$", open(machine, errors="replace").read(), re.M)
+    summary["cpu"] = {"model": m.group(1).strip() if m else None}
+cpu = os.path.join(outdir, "cpu_bench.json")
+if os.path.exists(cpu) and os.path.getsize(cpu) > 0:
+    try:
+        data = json.load(open(cpu))
+        ctx = data.get("context", {})
+        summary.setdefault("cpu", {}).update({k: ctx.get(k) for k in ("probkit_engines", "probkit_core_clock_ghz")})
+        summary["cpu_benchmarks_median"] = {
+            b["run_name"]: {"M keys/s": round(b["keys_per_s"] / 1e6, 1),
+                            **{k: round(b[k], 3) for k in ("vs_probe", "vs_reference") if b.get(k)}}
+            for b in data.get("benchmarks", []) if b.get("aggregate_name") == "median"}
+    except Exception as e:  # killed mid-write: partial JSON
+        summary["cpu_benchmarks_error"] = str(e)
 json.dump(summary, open(os.path.join(outdir, "summary.json"), "w"), indent=2)
 print(json.dumps(summary, indent=2))
 EOF
 log "done in ${total}s; summary: $outdir/summary.json"
 ok=0
-for s in configure build test bench; do
+for s in configure build test bench cpu_bench; do
   [ "${status[$s]:-1}" -eq 0 ] || ok=1
 done
 [ "${status[sanitize]:-0}" -eq 0 ] || ok=1  # skipped without a GPU: not a failure
