@@ -215,8 +215,7 @@ std::uint64_t contains_cacheline_pairs(const detail::BloomRef& f, const std::uin
   const auto live = static_cast<__mmask16>(((1u << f.k) - 1) * 0x0101u);
   __m512i pick[kK8Group / 2];
   for (int j = 0; j < 4; ++j) pick[j] = key_pair_pick(j);
-  return contains_by_eights<kPrefetch,
-                            kStore>(f, hashes, n, around, out, [&](const std::uint64_t* h8) {
+  const auto present = [&](const std::uint64_t* h8) {
     const __m512i h = _mm512_loadu_si512(h8);
     std::uint64_t block[kK8Group];
     for (std::size_t l = 0; l < kK8Group; ++l) block[l] = layout::block_index(h8[l], f.num_blocks);
@@ -236,7 +235,8 @@ std::uint64_t contains_cacheline_pairs(const detail::BloomRef& f, const std::uin
     // A key is present iff its byte of missing probes is zero.
     return static_cast<__mmask8>(_mm_cmpeq_epi8_mask(
         _mm_cvtsi64_si128(static_cast<long long>(missing)), _mm_setzero_si128()));
-  });
+  };
+  return contains_by_eights<kPrefetch, kStore>(f, hashes, n, around, out, present);
 }
 
 // 8 < k <= 16: one key per vector, probe i in lane i; the hash's low word
@@ -256,29 +256,28 @@ std::uint64_t contains_cacheline_wide(const detail::BloomRef& f, const std::uint
   const __m512i salt = _mm512_loadu_si512(layout::kBloomSalt);
   const __m512i one = _mm512_set1_epi32(1);
   const auto live = static_cast<__mmask16>((1u << f.k) - 1);
-  return contains_by_eights<kPrefetch, kStore>(
-      f, hashes, n, around, out, [&](const std::uint64_t* h8) {
-        __mmask16 miss[kK8Group];  // key l's missing probes
-        for (std::size_t l = 0; l < kK8Group; ++l) {
-          const std::uint32_t* block =
-              f.words + layout::block_index(h8[l], f.num_blocks) * layout::kCachelineWords;
-          const __m512i p =
-              _mm512_mullo_epi32(_mm512_broadcastd_epi32(_mm_loadu_si32(h8 + l)), salt);
-          // vpermd reads the low four bits of each index: the word, p >> 28.
-          const __m512i words =
-              _mm512_permutexvar_epi32(_mm512_srli_epi32(p, 28), _mm512_loadu_si512(block));
-          miss[l] = _mm512_mask_testn_epi32_mask(
-              live, _mm512_rorv_epi32(words, _mm512_srli_epi32(p, 23)), one);
-        }
-        const std::uint64_t low = _cvtmask64_u64(
-            _mm512_kunpackd(_mm512_kunpackw(miss[3], miss[2]), _mm512_kunpackw(miss[1], miss[0])));
-        const std::uint64_t high = _cvtmask64_u64(
-            _mm512_kunpackd(_mm512_kunpackw(miss[7], miss[6]), _mm512_kunpackw(miss[5], miss[4])));
-        // A key is present iff its 16 bits of missing probes are zero.
-        return _mm_cmpeq_epi16_mask(
-            _mm_set_epi64x(static_cast<long long>(high), static_cast<long long>(low)),
-            _mm_setzero_si128());
-      });
+  const auto present = [&](const std::uint64_t* h8) {
+    __mmask16 miss[kK8Group];  // key l's missing probes
+    for (std::size_t l = 0; l < kK8Group; ++l) {
+      const std::uint32_t* block =
+          f.words + layout::block_index(h8[l], f.num_blocks) * layout::kCachelineWords;
+      const __m512i p = _mm512_mullo_epi32(_mm512_broadcastd_epi32(_mm_loadu_si32(h8 + l)), salt);
+      // vpermd reads the low four bits of each index: the word, p >> 28.
+      const __m512i words =
+          _mm512_permutexvar_epi32(_mm512_srli_epi32(p, 28), _mm512_loadu_si512(block));
+      miss[l] = _mm512_mask_testn_epi32_mask(
+          live, _mm512_rorv_epi32(words, _mm512_srli_epi32(p, 23)), one);
+    }
+    const std::uint64_t low = _cvtmask64_u64(
+        _mm512_kunpackd(_mm512_kunpackw(miss[3], miss[2]), _mm512_kunpackw(miss[1], miss[0])));
+    const std::uint64_t high = _cvtmask64_u64(
+        _mm512_kunpackd(_mm512_kunpackw(miss[7], miss[6]), _mm512_kunpackw(miss[5], miss[4])));
+    // A key is present iff its 16 bits of missing probes are zero.
+    return _mm_cmpeq_epi16_mask(
+        _mm_set_epi64x(static_cast<long long>(high), static_cast<long long>(low)),
+        _mm_setzero_si128());
+  };
+  return contains_by_eights<kPrefetch, kStore>(f, hashes, n, around, out, present);
 }
 
 template <bool kPrefetch, bool kStore>
