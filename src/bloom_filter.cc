@@ -114,11 +114,26 @@ class WorkerCopies {
     mine.words = reinterpret_cast<std::uint32_t*>(copy);
     return mine;
   }
-  // filter |= each filled copy.
-  void or_into_filter() const {
-    for (std::size_t c = 0; c < copies_.size(); ++c) {
-      if (filled_[c]) or_words(reinterpret_cast<std::uint8_t*>(filter_.words), copies_[c].get(), bytes_);
-    }  // an unfilled copy's worker had no keys
+  // filter |= each filled copy, split over `workers` by 64-byte lines: each
+  // ORs every copy's lines of its range, so no two write one line. On one
+  // thread this was a serial tail of (workers - 1) * bytes read per call,
+  // which grows with the workers while their shares of the keys shrink.
+  void or_into_filter(unsigned workers) const {
+    if (copies_.empty()) return;
+    const unsigned parts = std::max(1u, workers);
+    const std::size_t lines = (bytes_ + kLine - 1) / kLine;
+    detail::run_workers(
+        parts,
+        [&](unsigned w) {
+          const std::size_t lo = lines * w / parts * kLine;
+          const std::size_t hi = std::min(bytes_, lines * (w + 1) / parts * kLine);
+          for (std::size_t c = 0; c < copies_.size(); ++c) {
+            if (filled_[c] && lo < hi) {  // an unfilled copy's worker had no keys
+              or_words(reinterpret_cast<std::uint8_t*>(filter_.words) + lo, copies_[c].get() + lo, hi - lo);
+            }
+          }
+        },
+        detail::Shares::kIndependent);
   }
 
  private:
@@ -229,7 +244,7 @@ void BloomFilter::add(const Keys& keys, Backend backend) {
           c.kernels->bloom_add(copies.ref_for(w), h, n, around);
         },
         chunks.keys, chunks.ahead);
-    copies.or_into_filter();
+    copies.or_into_filter(workers);
   }
   detail::note_served(c.backend, c.target);
 }
