@@ -245,7 +245,7 @@ std::uint64_t contains_cacheline_pairs(const detail::BloomRef& f, const std::uin
 // Emerald Rapids guest (family 6 model 207), AVX3_DL, bloom_contains_k (u64
 // keys, hashing included, 256 KiB), medians of 5, four rounds alternated,
 // k = 9 / 12 / 16: 330-345 / 244-347 / 238-345 -> 293-404 / 275-402 / 269-403
-// M keys/s, the k <= 8 kernel beside them at 335-544. Ports 0 and 5 bound it:
+// M keys/s, the k <= 8 kernel beside them at 333-545. Ports 0 and 5 bound it:
 // vpmulld takes two port-0 uops, each shift and vprorvd one. The word indices
 // from AVX3_DL's vpmultishiftqb (port 5) instead of a shift ran alike
 // (369-418 in the same rounds), so both targets shift.
