@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # GPU check: on a machine with an NVIDIA GPU, configure a CUDA build, run
-# every test, run the GPU benchmarks and, on the host's CPU, the one-thread
-# CPU benchmarks of the best SIMD target (the lent machines' hosts have
-# AVX-512, which ours lack), and leave logs and a JSON summary in OUTDIR
+# every test, run the GPU benchmarks and, on the host's CPU, the CPU
+# benchmarks of its best SIMD target (the lent machines' hosts have AVX-512
+# and 16 cores, which ours lack; step 4b), and leave logs and a JSON summary in OUTDIR
 # (default $OUT, else out/gpu-check). Meant for a lent H200 whose image
 # lacks Highway, GoogleTest, Google Benchmark and xxhash (DESIGN.md §9): the
 # .debs that scripts/fetch-gpu-deps.sh put in .deps/gpu/ travel with the checkout

@@ -114,13 +114,14 @@ class WorkerCopies {
     mine.words = reinterpret_cast<std::uint32_t*>(copy);
     return mine;
   }
-  // filter |= each filled copy, split over `workers` by 64-byte lines: each
-  // ORs every copy's lines of its range, so no two write one line. On one
-  // thread this was a serial tail of (workers - 1) * bytes read per call,
-  // which grows with the workers while their shares of the keys shrink.
-  void or_into_filter(unsigned workers) const {
+  // filter |= each filled copy, split over the call's workers (one per copy,
+  // plus worker 0) by 64-byte lines: each ORs every copy's lines of its range,
+  // so no two write one line. On one thread this was a serial tail of
+  // (workers - 1) * bytes read per call, which grows with the workers while
+  // their shares of the keys shrink.
+  void or_into_filter() const {
     if (copies_.empty()) return;
-    const unsigned parts = std::max(1u, workers);
+    const auto parts = static_cast<unsigned>(copies_.size() + 1);
     const std::size_t lines = (bytes_ + kLine - 1) / kLine;
     detail::run_workers(
         parts,
@@ -244,7 +245,7 @@ void BloomFilter::add(const Keys& keys, Backend backend) {
           c.kernels->bloom_add(copies.ref_for(w), h, n, around);
         },
         chunks.keys, chunks.ahead);
-    copies.or_into_filter(workers);
+    copies.or_into_filter();
   }
   detail::note_served(c.backend, c.target);
 }
