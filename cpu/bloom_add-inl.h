@@ -18,7 +18,9 @@
 #include <cstdint>
 #include <utility>
 
+#include "add_masks.h"
 #include "bloom_common-inl.h"
+#include "cacheline_bit_table.h"
 #include "probkit/detail/kernels.hpp"
 #include "probkit/layout/bloom.hpp"
 #include "stream_prefetch.h"
@@ -79,24 +81,40 @@ HWY_INLINE void sbbf_set(std::uint32_t* block, std::uint64_t h) {
 // instruction) and one vpsrlvd: 0x80000000 >> (32w + 31 - a). On AVX-512
 // parts are ORed three at a time by vpternlogd.
 //
-// Replaced k 64-byte lines of a 32 KiB one-bit-per-line table ((2k - 3) / 4
-// line offsets from the buffer, two at k = 6, the others from scalar
-// multiplies): their loads and address arithmetic were the bound, and the
-// table shared L1 with the filter's lines; the ALU work that replaces them
-// has four vector pipes on Zen 5. Zen 5
+// On AMD the shifts replaced k 64-byte lines of a 32 KiB one-bit-per-line
+// table (then (2k - 3) / 4 line offsets from the buffer, two at k = 6, the
+// others from scalar multiplies): their loads and address arithmetic were
+// the bound, and the table shared L1 with the filter's lines; the ALU work
+// that replaces them has four vector pipes on Zen 5. Zen 5
 // guest, AVX3_DL, one thread, TSC cycles per key, min / median of 12-20
 // alternated passes of the library's hash + add over u64 keys, table against
 // registers: 256 KiB filter, k = 6: 6.93 / 9.37 against 4.09 / 5.10 (three
 // rounds alike); 16 KiB 7.47 / 9.28 against 5.34 / 5.53; 32 MiB 23.9 / 24.2
 // against 18.8 / 21.9; 256 KiB k = 1, 8, 16: 3.94 / 8.32 / 16.6 against
 // 2.69 / 4.74 / 10.2 (mins); 16-byte strings 10.6 / 10.9 against 9.4 / 9.7.
-// Not measured on Intel: there 512-bit ALU work has two ports (vpsrlvd one),
-// so k = 6 needs about 15 ALU operations per key, 7.5 cycles at least, where
-// the table's add kernel measured 6.3 cycles per key (Sapphire Rapids guest):
-// a machine with Intel AVX-512 should measure both before trusting either (the
-// table is in git history: cpu/cacheline_bit_table.h before this form). On
-// the Emerald Rapids guest, masks built from scalar positions -- a broadcast
-// from a general register per probe -- had measured 1.3x slower than
+//
+// Intel cores give 512-bit ALU work two ports (vpsrlvd one), so there the
+// shifts bound the add: k = 6 needs about 15 ALU operations per key. So on
+// Intel (avx512_add_masks(), cpu/add_masks.h) a filter in the cache (no
+// prefetching) takes each part as one 64-byte load from kCachelineBit, at
+// the byte offset buffered in place of the position: no ALU work but the
+// ORs. Family 6 model 167 guest (Intel, AVX-512, 2 vCPUs), AVX3_DL, one
+// thread, ms per 2^20 keys (medians of 3) in three or four rounds of alternated
+// binaries, shifts against table: bloom_add_k (u64 keys, hashing included,
+// 256 KiB) k = 4 3.06-3.16 against 2.94-3.05, k = 6 3.78-3.84 against
+// 3.46-3.53, k = 8 4.57-4.71 against 3.99-4.03, k = 12 6.52-6.62 against
+// 5.39-5.51, k = 16 7.72-7.91 against 6.27-6.62; pre-hashed keys 2.97-3.09
+// against 2.58-2.83, 16-byte strings 4.88-5.07 against 4.61-4.72. Filters
+// that miss the cache keep the shifts: 32 MiB, u64, 5.10-5.24 against
+// 6.00-6.24 with the table (whose 32 KiB likely push the prefetched blocks
+// out of L1).
+// Tried there: two offsets per 64-bit load ran alike; slower were one to
+// three shifted parts mixed into the loaded ones, the k word
+// read-modify-writes AVX2 uses (k = 6 / 16: 4.15-4.40 / 8.44-9.32), and the
+// first four to eight probes as a mask, then the others as words (k = 9:
+// 5.6-9.2, each word's load waits for the mask's store). On the Emerald
+// Rapids guest, masks built from scalar positions -- a broadcast from a
+// general register per probe -- had measured 1.3x slower than
 // read-modify-writes.
 inline constexpr std::size_t kAddGroup = 8;  // keys per step: one vector of hashes
 
@@ -107,7 +125,8 @@ inline constexpr std::size_t kBufferedProbes = kK <= 8 ? 8 : 16;
 
 template <std::uint32_t kK>
 struct AddGroupOffsets {
-  // Key l's probe positions at kBufferedProbes<kK> * l.
+  // Key l's probe positions at kBufferedProbes<kK> * l (kFromTable: 64 x
+  // each, the byte offset of its line in kCachelineBit).
   alignas(64) std::uint32_t positions[kAddGroup * kBufferedProbes<kK>];
   alignas(64) std::uint64_t block_bytes[kAddGroup];
 };
@@ -119,7 +138,18 @@ HWY_INLINE __m512i broadcast_block_count(std::uint64_t num_blocks) {
   return _mm512_set1_epi64(static_cast<long long>(num_blocks));
 }
 
-template <std::uint32_t kK>
+// Position (product >> 23), or its table line's byte offset (product >> 17
+// less its low six bits).
+template <bool kFromTable>
+HWY_INLINE __m512i buffered_position(__m512i product) {
+  if constexpr (kFromTable) {
+    return _mm512_and_si512(_mm512_srli_epi32(product, 17), _mm512_set1_epi32(~std::int32_t{63}));
+  } else {
+    return _mm512_srli_epi32(product, 23);
+  }
+}
+
+template <std::uint32_t kK, bool kFromTable>
 HWY_INLINE void add_group_offsets(const std::uint64_t* hashes, __m512i num_blocks,
                                   AddGroupOffsets<kK>& out) {
   const __m512i h = _mm512_loadu_si512(hashes);
@@ -129,14 +159,14 @@ HWY_INLINE void add_group_offsets(const std::uint64_t* hashes, __m512i num_block
     for (int j = 0; j < 4; ++j) {
       const __m512i x = _mm512_permutexvar_epi32(key_pair_pick(j), h);  // hashes 2j, 2j + 1
       _mm512_store_si512(out.positions + 16 * j,
-                         _mm512_srli_epi32(_mm512_mullo_epi32(x, salt), 23));
+                         buffered_position<kFromTable>(_mm512_mullo_epi32(x, salt)));
     }
   } else {
     const __m512i salt = _mm512_loadu_si512(layout::kBloomSalt);
     for (int l = 0; l < static_cast<int>(kAddGroup); ++l) {
       const __m512i x = _mm512_permutexvar_epi32(_mm512_set1_epi32(2 * l), h);  // hash l
       _mm512_store_si512(out.positions + 16 * l,
-                         _mm512_srli_epi32(_mm512_mullo_epi32(x, salt), 23));
+                         buffered_position<kFromTable>(_mm512_mullo_epi32(x, salt)));
     }
   }
   // block_index(h) = ((h >> 32) * num_blocks) >> 32, times 64 bytes. vpmuludq
@@ -147,16 +177,20 @@ HWY_INLINE void add_group_offsets(const std::uint64_t* hashes, __m512i num_block
 }
 
 // ORs the bits at the key's kK positions into its block, written once.
-template <std::uint32_t kK>
+template <std::uint32_t kK, bool kFromTable>
 HWY_INLINE void or_key_bits(char* block, const std::uint32_t* positions) {
   // Lane w: 32w + 31, so that (32w + 31 - a) is a's shift from bit 31 of word w.
   const __m512i top =
       _mm512_set_epi32(511, 479, 447, 415, 383, 351, 319, 287, 255, 223, 191, 159, 127, 95, 63, 31);
   const __m512i bit31 = _mm512_set1_epi32(static_cast<std::int32_t>(0x80000000u));
   const auto part = [&](std::uint32_t p) {
-    const __m512i shift =
-        _mm512_sub_epi32(top, _mm512_set1_epi32(static_cast<std::int32_t>(positions[p])));
-    return _mm512_srlv_epi32(bit31, shift);
+    if constexpr (kFromTable) {
+      return _mm512_load_si512(reinterpret_cast<const char*>(kCachelineBit.word) + positions[p]);
+    } else {
+      const __m512i shift =
+          _mm512_sub_epi32(top, _mm512_set1_epi32(static_cast<std::int32_t>(positions[p])));
+      return _mm512_srlv_epi32(bit31, shift);
+    }
   };
   constexpr int kOr3 = 0xFE;  // a | b | c
   __m512i mask = part(0);
@@ -174,9 +208,10 @@ HWY_INLINE __m256i broadcast_block_count(std::uint64_t num_blocks) {
   return _mm256_set1_epi64x(static_cast<long long>(num_blocks));
 }
 
-template <std::uint32_t kK>
+template <std::uint32_t kK, bool kFromTable>
 HWY_INLINE void add_group_offsets(const std::uint64_t* hashes, __m256i num_blocks,
                                   AddGroupOffsets<kK>& out) {
+  static_assert(!kFromTable, "AVX2 sets words, with no table (kMasksFromTable)");
   const auto* salt = reinterpret_cast<const __m256i*>(layout::kBloomSalt);
   for (std::size_t l = 0; l < kAddGroup; ++l) {
     const __m256i x = _mm256_set1_epi32(static_cast<std::int32_t>(hashes[l]));
@@ -263,8 +298,9 @@ HWY_INLINE void add_group_offsets(const std::uint64_t* hashes, __m256i num_block
 // Intel core without AVX-512, where the masks would take about 12 cycles per
 // key on three vector ports, and where the Emerald Rapids guest once found
 // buffered positions no faster than cacheline_set's multiplies.
-template <std::uint32_t kK>
+template <std::uint32_t kK, bool kFromTable>
 HWY_INLINE void or_key_bits(char* block, const std::uint32_t* positions) {
+  static_assert(!kFromTable);
   auto* const words = reinterpret_cast<std::uint32_t*>(block);
   for (std::uint32_t p = 0; p < kK; ++p) words[positions[p] >> 5] |= 1u << (positions[p] & 31);
 }
@@ -272,9 +308,12 @@ HWY_INLINE void or_key_bits(char* block, const std::uint32_t* positions) {
 
 // Whether cacheline512 adds go in steps of eight keys (add_cacheline_groups).
 inline constexpr bool kAddInSteps = true;
+// Whether a filter in the cache may take its masks from kCachelineBit
+// (avx512_add_masks() says whether it does).
+inline constexpr bool kMasksFromTable = HWY_TARGET != HWY_AVX2;
 
 // Adds the first n - n % 8 keys; returns how many it added.
-template <bool kPrefetch, std::uint32_t kK>
+template <bool kPrefetch, std::uint32_t kK, bool kFromTable>
 std::size_t add_cacheline_groups(const detail::BloomRef& f, const std::uint64_t* hashes,
                                  std::size_t n, detail::BloomLookahead around) {
   const std::size_t groups = n / kAddGroup;
@@ -285,11 +324,13 @@ std::size_t add_cacheline_groups(const detail::BloomRef& f, const std::uint64_t*
   const std::size_t prefetch_end = n + around.ahead;
   const std::size_t distance = kPrefetch ? prefetch_distance(f) : 0;
   if constexpr (kPrefetch) prefetch_first<true>(f, hashes, around.primed, prefetch_end, distance);
-  add_group_offsets<kK>(hashes, num_blocks, offsets[0]);
+  add_group_offsets<kK, kFromTable>(hashes, num_blocks, offsets[0]);
   for (std::size_t g = 0; g < groups; ++g) {
     const std::size_t i = g * kAddGroup;
     const AddGroupOffsets<kK>& now = offsets[g & 1];
-    if (g + 1 < groups) add_group_offsets<kK>(hashes + i + kAddGroup, num_blocks, offsets[~g & 1]);
+    if (g + 1 < groups) {
+      add_group_offsets<kK, kFromTable>(hashes + i + kAddGroup, num_blocks, offsets[~g & 1]);
+    }
     prefetch_stream(hashes + i);
     for (std::size_t l = 0; l < kAddGroup; ++l) {
       if constexpr (kPrefetch) {
@@ -297,24 +338,26 @@ std::size_t add_cacheline_groups(const detail::BloomRef& f, const std::uint64_t*
       }
       char* block = words + now.block_bytes[l];
       asm("" : "+r"(block));  // one register for the block's address
-      or_key_bits<kK>(block, now.positions + l * kBufferedProbes<kK>);
+      or_key_bits<kK, kFromTable>(block, now.positions + l * kBufferedProbes<kK>);
     }
   }
   return groups * kAddGroup;
 }
 #else
 inline constexpr bool kAddInSteps = false;  // the per-key loop adds every key
+inline constexpr bool kMasksFromTable = false;
 #endif
 
-// kK: the filter's k, compiled in (parquet_sbbf's is always 8).
-template <bool kPrefetch, BloomLayout kLayout, std::uint32_t kK>
+// kK: the filter's k, compiled in (parquet_sbbf's is always 8). kFromTable:
+// the eight-key steps' masks from kCachelineBit (kMasksFromTable targets).
+template <bool kPrefetch, BloomLayout kLayout, std::uint32_t kK, bool kFromTable = false>
 void add_loop(const detail::BloomRef& f, const std::uint64_t* hashes, std::size_t n,
               detail::BloomLookahead around) {
   constexpr std::uint32_t kWords =
       kLayout == BloomLayout::Cacheline512 ? layout::kCachelineWords : layout::kSbbfWords;
   std::size_t added = 0;
   if constexpr (kLayout == BloomLayout::Cacheline512 && kAddInSteps) {
-    added = add_cacheline_groups<kPrefetch, kK>(f, hashes, n, around);
+    added = add_cacheline_groups<kPrefetch, kK, kFromTable>(f, hashes, n, around);
     hashes += added;
     n -= added;
   }
@@ -352,20 +395,24 @@ using AddLoop = void (*)(const detail::BloomRef&, const std::uint64_t*, std::siz
                          detail::BloomLookahead);
 
 // cacheline512 add loops for k = 1..16 (index k - 1), k compiled in.
-template <bool kPrefetch, std::uint32_t... kKs>
+template <bool kPrefetch, bool kFromTable, std::uint32_t... kKs>
 constexpr std::array<AddLoop, sizeof...(kKs)> cacheline_add_loops(
     std::integer_sequence<std::uint32_t, kKs...>) {
-  return {&add_loop<kPrefetch, BloomLayout::Cacheline512, kKs + 1>...};
+  return {&add_loop<kPrefetch, BloomLayout::Cacheline512, kKs + 1, kFromTable>...};
 }
 
 inline void bloom_add(const detail::BloomRef& f, const std::uint64_t* hashes, std::size_t n,
                       detail::BloomLookahead around) {
-  static constexpr auto kCachelineLoops = cacheline_add_loops<false>(
-      std::make_integer_sequence<std::uint32_t, layout::kMaxCachelineK>());
-  static constexpr auto kCachelinePrefetchLoops = cacheline_add_loops<true>(
-      std::make_integer_sequence<std::uint32_t, layout::kMaxCachelineK>());
+  using Ks = std::make_integer_sequence<std::uint32_t, layout::kMaxCachelineK>;
+  static constexpr auto kCachelineLoops = cacheline_add_loops<false, false>(Ks());
+  static constexpr auto kCachelinePrefetchLoops = cacheline_add_loops<true, false>(Ks());
+  // (Where kMasksFromTable is false, the same loops as kCachelineLoops.)
+  static constexpr auto kCachelineTableLoops = cacheline_add_loops<false, kMasksFromTable>(Ks());
   const bool prefetch = prefetch_distance(f) != 0;
   if (f.layout == BloomLayout::Cacheline512) {
+    if (kMasksFromTable && !prefetch && avx512_add_masks() == AddMasks::kBitTable) {
+      return kCachelineTableLoops[f.k - 1](f, hashes, n, around);
+    }
     return (prefetch ? kCachelinePrefetchLoops : kCachelineLoops)[f.k - 1](f, hashes, n, around);
   }
   return prefetch ? add_loop<true, BloomLayout::ParquetSbbf, layout::kSbbfK>(f, hashes, n, around)

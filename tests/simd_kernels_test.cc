@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <random>
 #include <span>
 #include <stdexcept>
@@ -23,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "cpu/add_masks.h"
 #include "dispatch.hpp"  // set_supported_targets_for_test
 #include "probkit/backend.hpp"
 #include "probkit/bloom_filter.hpp"
@@ -73,6 +75,25 @@ class SimdKernels : public ::testing::Test {
     targets_ = supported_targets();
     if (targets_.empty()) GTEST_SKIP() << "no compiled SIMD target runs on this CPU";
   }
+  void TearDown() override { cpu::set_avx512_add_masks_for_testing(std::nullopt); }
+
+  // fn(target) for every target, and once more for each AVX-512 target with
+  // its add's masks built the other way (cpu/add_masks.h): each way is held
+  // to the reference whichever this CPU's vendor picks.
+  template <class Fn>
+  void for_each_target_and_add_masks(const Fn& fn) {
+    for (cpu::AddMasks masks : {cpu::AddMasks::kShifts, cpu::AddMasks::kBitTable}) {
+      SCOPED_TRACE(masks == cpu::AddMasks::kShifts ? "AVX-512 add masks by shifts"
+                                                   : "AVX-512 add masks from the table");
+      cpu::set_avx512_add_masks_for_testing(masks);
+      for (const SimdTarget* t : targets_) {
+        if (masks == cpu::AddMasks::kBitTable && (t->bit & (HWY_AVX3 | HWY_AVX3_DL)) == 0) continue;
+        fn(t);
+        if (::testing::Test::HasFatalFailure()) return;
+      }
+    }
+  }
+
   std::vector<const SimdTarget*> targets_;
   std::mt19937_64 rng_{20261130};
 };
@@ -342,9 +363,10 @@ std::vector<std::uint64_t> hashes_for(std::mt19937_64& rng, std::size_t n) {
 TEST_F(SimdKernels, BloomMatchesScalar) {
   // 2^15 and 2^20 blocks: the kernels' near and far prefetch distances (kernels.hpp).
   const std::uint64_t block_counts[] = {1, 3, 1000, std::uint64_t{1} << 15, std::uint64_t{1} << 20};
-  for (const SimdTarget* t : targets_) {
+  for_each_target_and_add_masks([&](const SimdTarget* t) {
     SCOPED_TRACE(t->name);
-    std::printf("checking target %s\n", t->name);
+    std::printf("checking target %s (AVX-512 add masks: %s)\n", t->name,
+                cpu::avx512_add_masks() == cpu::AddMasks::kShifts ? "shifts" : "table");
     for (BloomLayout layout : {BloomLayout::Cacheline512, BloomLayout::ParquetSbbf}) {
       for (std::uint64_t nb : block_counts) {
         const std::uint32_t k_max =
@@ -392,7 +414,7 @@ TEST_F(SimdKernels, BloomMatchesScalar) {
         }
       }
     }
-  }
+  });
 }
 
 // Filters filled until about half of random queries answer yes, so that
@@ -456,8 +478,9 @@ TEST_F(SimdKernels, BloomMatchesScalarHalfFull) {
 // hashes the call before carried ahead, so that calls shorter than the
 // prefetch distance, than a step of eight keys, or than the keys primed, and
 // primed counts below and above the distance, all run (results must match
-// the reference; lost prefetches would only be slower). 2^15 blocks: the
-// near prefetch distance for both layouts; 2^19: the far one.
+// the reference; lost prefetches would only be slower). 2^12 blocks: no
+// prefetching (cacheline512: the AVX-512 add's masks from either source);
+// 2^15: the near prefetch distance for both layouts; 2^19: the far one.
 TEST_F(SimdKernels, BloomChainedCallsMatchScalar) {
   const std::size_t sizes[] = {5, 20, 3, 77, 1, 8, 256, 13, 40, 7, 130, 2, 96, 9, 300, 4};
   std::size_t total = 0;
@@ -465,10 +488,10 @@ TEST_F(SimdKernels, BloomChainedCallsMatchScalar) {
   const std::vector<std::uint64_t> h = hashes_for(rng_, total);
   std::vector<std::uint64_t> queries = random_u64(rng_, total);
   for (std::size_t i = 0; i < total; i += 2) queries[i] = h[(i * 7) % total];
-  for (const SimdTarget* t : targets_) {
+  for_each_target_and_add_masks([&](const SimdTarget* t) {
     SCOPED_TRACE(t->name);
     for (BloomLayout layout : {BloomLayout::Cacheline512, BloomLayout::ParquetSbbf}) {
-      for (std::uint64_t nb : {std::uint64_t{1} << 15, std::uint64_t{1} << 19}) {
+      for (std::uint64_t nb : {std::uint64_t{1} << 12, std::uint64_t{1} << 15, std::uint64_t{1} << 19}) {
         const std::uint64_t bytes = nb * layout::block_bytes(layout);
         for (std::uint32_t k : {6u, 16u}) {
           if (layout == BloomLayout::ParquetSbbf && k != 6) continue;
@@ -505,7 +528,7 @@ TEST_F(SimdKernels, BloomChainedCallsMatchScalar) {
         }
       }
     }
-  }
+  });
 }
 
 // The largest block count, 2^32 - 1: block_index's 32x32-bit product then
