@@ -434,7 +434,16 @@ std::uint64_t contains_cacheline_kernel(const detail::BloomRef& f, const std::ui
 // hashes (positions from vector multiplies, then word read-modify-writes)
 // measured within 3% either way on Zen 5, and slower on the Zen 3 guest, 256
 // KiB, medians of 15 batches: 12.73 -> 14.87 TSC cycles per key in a quiet
-// minute, 22.04-22.65 -> 25.86-27.39 in slow ones.
+// minute, 22.04-22.65 -> 25.86-27.39 in slow ones. Nor with the positions
+// from scalar multiplies (cacheline_set) behind the hash pipeline's steps,
+// on the family 6 model 167 guest (Intel), AVX2 pinned, 256 KiB, k = 6, ms
+// per 2^20 keys, medians of 3, three or four alternated rounds: u64 keys
+// 5.42-6.40 against 4.43-4.92 hashed then added (one or two scalar keys a
+// step beside the vector alike); 16-byte strings (hash_width16_pipelined
+// with an after-step) 5.89-6.40 against 6.76-7.36 where GCC inlined the
+// step into the pipeline, 7.13-7.83 where it left it out of line. Not tried
+// on the Zen 3 guest, whose scalar multiplier is not a vector port, as Intel's
+// port 1 is: the strings' loop is a candidate there (target 200 M keys/s).
 inline constexpr std::size_t kScalarKeysBesideTests = 2;
 
 // A function of its own that builds its own test: so GCC inlines the hash
