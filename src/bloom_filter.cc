@@ -61,7 +61,7 @@ detail::cuda::Launch launch_on(int device, Stream stream, bool wait) { return {d
 constexpr std::size_t kHeaderBytes = 32;
 constexpr std::uint16_t kFormatVersion = 1;
 
-// Multi-threaded calls give each extra worker a private copy (WorkerCopies)
+// A multi-threaded add gives each extra worker a private copy (WorkerCopies)
 // of filters up to this size (about a core's L2).
 constexpr std::size_t kPrivateCopyMaxBytes = std::size_t{2} << 20;
 
@@ -73,21 +73,31 @@ void or_words(std::uint8_t* dst, const std::uint8_t* src, std::size_t bytes) {
 }
 
 // Private copies of a filter of at most kPrivateCopyMaxBytes for the workers
-// after the first of a multi-threaded call, so that no two workers share the
-// filter's lines: an add writes its copy, ORed into the filter at the end (no
-// atomics), a query reads its own. Allocated on the calling thread (an Error,
-// if memory is short, comes before anything changed); the thread that runs a
-// worker's pieces (for_each_worker_share) fills its copy at its first chunk
-// (zeros for an add, the filter's bytes for a query), so that the copy's
-// lines start in that thread's cache.
-// Queries: two vCPUs reading one shared 256 KiB filter scaled 1.40-1.50x over
-// one thread, reading a copy each 1.82-1.91x (family 6 model 167 guest, u64
-// keys, two pinned threads, medians of 40 interleaved batches of 2^20 keys).
+// after the first of a multi-threaded add, so that no two workers write the
+// filter's lines: each sets bits in its own copy, ORed into the filter at the
+// end (no atomics). Allocated on the calling thread (an Error, if memory is
+// short, comes before anything changed); the thread that runs a worker's
+// pieces (for_each_worker_share) zeroes its copy at its first chunk, so that
+// the copy's lines start in that thread's cache.
+//
+// Queries read the filter itself, whatever the thread count: lines that no
+// thread writes are shared by every core's cache at no cost. (They once read
+// copies too, after a measurement of 1.40-1.50x at two threads reading one
+// 256 KiB filter against 1.82-1.91x reading a copy each, on a family 6 model
+// 167 guest, that did not repeat there: public contains, u64 keys, 2 threads,
+// medians of 3000 calls, three runs each, copies against none: 256 KiB, 2^16
+// keys a call (the least that took copies) 63.7-70.3 against 59.5-64.7 us,
+// 2^20 keys 976-996 against 963-1010 us; 2 MiB, 2^20 keys, 1320-1328
+// against 1225-1289 us (one thread 2256-2264). At 16 threads each call
+// allocated, filled and freed 15 copies.) Each worker counts its answers on
+// a cache line of its own (PerWorker): packed, two workers' counts shared a
+// line, each written every 256 keys. Same guest and harness, 256 KiB, 2^20
+// keys, alternated: copies and packed counts 916-996 us, no copies 957-985,
+// no copies and a line each 834-935 (one thread 1644-1738).
 class WorkerCopies {
  public:
-  enum class Start { kZeros, kFilter };
-  WorkerCopies(detail::BloomRef filter, std::size_t bytes, unsigned copies, Start start)
-      : filter_(filter), bytes_(bytes), start_(start), filled_(copies, 0) {
+  WorkerCopies(detail::BloomRef filter, std::size_t bytes, unsigned copies)
+      : filter_(filter), bytes_(bytes), filled_(copies, 0) {
     const std::size_t rounded = (bytes + kLine - 1) / kLine * kLine;
     copies_.reserve(copies);  // so that no emplace_back throws with a copy in hand
     for (unsigned i = 0; i < copies; ++i) {
@@ -96,18 +106,14 @@ class WorkerCopies {
         throw AllocationError("cannot allocate a " + std::to_string(bytes) + "-byte copy of the filter");
     }
   }
-  // The filter worker w uses: its copy (filled at its first call), or the
+  // The filter worker w adds to: its copy (zeroed at its first call), or the
   // filter itself for worker 0 and workers without one. Each worker touches
   // only its own slot.
   detail::BloomRef ref_for(unsigned w) {
     if (w == 0 || w > copies_.size()) return filter_;
     std::uint8_t* copy = copies_[w - 1].get();
     if (!filled_[w - 1]) {
-      if (start_ == Start::kZeros) {
-        std::memset(copy, 0, bytes_);
-      } else {
-        std::memcpy(copy, filter_.words, bytes_);
-      }
+      std::memset(copy, 0, bytes_);
       filled_[w - 1] = 1;
     }
     detail::BloomRef mine = filter_;
@@ -144,44 +150,36 @@ class WorkerCopies {
   };
   detail::BloomRef filter_;
   std::size_t bytes_;
-  Start start_;
   std::vector<std::unique_ptr<std::uint8_t, Free>> copies_;
   std::vector<std::uint8_t> filled_;  // one byte per copy, written by the thread running its pieces only
 };
 
-// A query's copies: one per extra worker, only for at least bytes / 8 keys
-// per worker, so that a copy costs at most 8 bytes per key.
-WorkerCopies query_copies(detail::BloomRef filter, std::size_t bytes, unsigned workers, std::size_t keys) {
-  const bool copy = workers > 1 && bytes <= kPrivateCopyMaxBytes && keys / workers >= bytes / 8;
-  return WorkerCopies(filter, bytes, copy ? workers - 1 : 0, WorkerCopies::Start::kFilter);
-}
-
-// contains and count: tests each worker's keys against its copy (or the
-// filter), writes out[i] for key i if out is given, and returns how many
-// answer yes. Hashed and tested in one loop where the backend has one for
-// this filter and key kind (bloom_contains_keys), else hashed, then tested.
+// contains and count: tests the keys (each worker its share), writes out[i]
+// for key i if out is given, and returns how many answer yes. Hashed and
+// tested in one loop where the backend has one for this filter and key kind
+// (bloom_contains_keys), else hashed, then tested.
 std::uint64_t query_keys(const detail::CpuKernels& kernels, const detail::KeyBatch& kb, HashSpec hash, unsigned workers,
-                         WorkerCopies& copies, std::size_t filter_bytes, std::uint8_t* out) {
-  std::vector<std::uint64_t> hits(std::max(1u, workers), 0);
+                         detail::BloomRef filter, std::size_t filter_bytes, std::uint8_t* out) {
+  std::vector<detail::PerWorker<std::uint64_t>> hits(std::max(1u, workers));
   std::uint64_t none = 0;
   if (kernels.bloom_contains_keys != nullptr &&
-      kernels.bloom_contains_keys(copies.ref_for(0), kb, 0, 0, hash, nullptr, nullptr, &none)) {
-    detail::for_each_key_chunk(
-        kb.n, workers, [&](unsigned w, std::size_t first, std::size_t count, std::uint64_t* buf) {
-          kernels.bloom_contains_keys(copies.ref_for(w), kb, first, count, hash, buf,
-                                      out != nullptr ? out + first : nullptr, &hits[w]);
-        });  // kHashChunk keys a call: each call fills and drains the hash pipeline
+      kernels.bloom_contains_keys(filter, kb, 0, 0, hash, nullptr, nullptr, &none)) {
+    detail::for_each_key_chunk(kb.n, workers,
+                               [&](unsigned w, std::size_t first, std::size_t count, std::uint64_t* buf) {
+                                 kernels.bloom_contains_keys(filter, kb, first, count, hash, buf,
+                                                             out != nullptr ? out + first : nullptr, &hits[w].value);
+                               });  // kHashChunk keys a call: each call fills and drains the hash pipeline
   } else {
     const detail::BloomChunks chunks = detail::bloom_chunks(filter_bytes, kb.kind);
     detail::for_each_hash_chunk(
         kernels, kb, hash, workers,
         [&](unsigned w, std::size_t first, const std::uint64_t* h, std::size_t n, detail::BloomLookahead around) {
-          hits[w] += kernels.bloom_contains(copies.ref_for(w), h, n, around, out != nullptr ? out + first : nullptr);
+          hits[w].value += kernels.bloom_contains(filter, h, n, around, out != nullptr ? out + first : nullptr);
         },
         chunks.keys, chunks.ahead);
   }
   std::uint64_t total = 0;
-  for (std::uint64_t x : hits) total += x;
+  for (const auto& x : hits) total += x.value;
   return total;
 }
 
@@ -238,7 +236,7 @@ void BloomFilter::add(const Keys& keys, Backend backend) {
     // Worker 0 fills the filter; each extra worker (cache-sized filters only)
     // a private copy, ORed in at the end: cheaper than sorting hashes by owner
     // when the copy is small.
-    WorkerCopies copies(f, storage_.size(), workers - 1, WorkerCopies::Start::kZeros);
+    WorkerCopies copies(f, storage_.size(), workers - 1);
     detail::for_each_hash_chunk(
         *c.kernels, kb, hash_, workers,
         [&](unsigned w, std::size_t, const std::uint64_t* h, std::size_t n, detail::BloomLookahead around) {
@@ -262,9 +260,8 @@ void BloomFilter::contains(const Keys& keys, std::span<std::uint8_t> out, Backen
   const detail::CpuChoice c = detail::resolve_cpu(backend);
   const detail::KeyBatch& kb = keys.batch();
   const unsigned workers = detail::workers_for(kb.n);
-  WorkerCopies copies = query_copies(ref_of(const_cast<std::uint8_t*>(storage_.data()), num_blocks_, k_, layout_),
-                                     storage_.size(), workers, kb.n);
-  query_keys(*c.kernels, kb, hash_, workers, copies, storage_.size(), out.data());
+  query_keys(*c.kernels, kb, hash_, workers,
+             ref_of(const_cast<std::uint8_t*>(storage_.data()), num_blocks_, k_, layout_), storage_.size(), out.data());
   detail::note_served(c.backend, c.target);
 }
 
@@ -274,9 +271,9 @@ std::uint64_t BloomFilter::count(const Keys& keys, Backend backend) const {
   const detail::CpuChoice c = detail::resolve_cpu(backend);
   const detail::KeyBatch& kb = keys.batch();
   const unsigned workers = detail::workers_for(kb.n);
-  WorkerCopies copies = query_copies(ref_of(const_cast<std::uint8_t*>(storage_.data()), num_blocks_, k_, layout_),
-                                     storage_.size(), workers, kb.n);
-  const std::uint64_t hits = query_keys(*c.kernels, kb, hash_, workers, copies, storage_.size(), nullptr);
+  const std::uint64_t hits = query_keys(*c.kernels, kb, hash_, workers,
+                                        ref_of(const_cast<std::uint8_t*>(storage_.data()), num_blocks_, k_, layout_),
+                                        storage_.size(), nullptr);
   detail::note_served(c.backend, c.target);
   return hits;
 }

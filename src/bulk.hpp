@@ -16,6 +16,14 @@ namespace probkit::detail {
 
 inline constexpr std::size_t kHashChunk = 1024;  // 8 KiB of hashes
 
+// A worker's own value (a count, a floor) on a cache line of its own: values
+// that workers update chunk by chunk, packed together, put each update on a
+// line other cores are writing too.
+template <class T>
+struct alignas(64) PerWorker {
+  T value{};
+};
+
 // How for_each_hash_chunk feeds a Bloom kernel: keys per chunk, and how many
 // hashes of the next keys ride along.
 struct BloomChunks {

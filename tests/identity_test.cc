@@ -20,9 +20,6 @@ namespace {
 
 // Lane-1 / lane+1 sizes for every vector width, offsets 0..7, repeats, all
 // string lengths 0..300, and one large batch that every thread count splits.
-// With two workers the 70000-key batch has at least bytes / 8 keys per worker
-// for the filters of up to 256 KiB, so those queries read per-worker copies
-// (src/bloom_filter.cc, WorkerCopies).
 const std::vector<InputCase>& small_cases() {
   static const std::vector<InputCase> cases = {
       {"empty", 0, 0, 0, 300},       {"one", 1, 1, 0, 300},        {"n7", 7, 2, 0, 300},
