@@ -16,6 +16,7 @@
 #include "bloom_shape.hpp"
 #include "bulk.hpp"
 #include "bytes.hpp"
+#include "copy_buffers.hpp"
 #include "cuda_backend.hpp"
 #include "dispatch.hpp"
 #include "key_ranges.hpp"
@@ -61,9 +62,7 @@ detail::cuda::Launch launch_on(int device, Stream stream, bool wait) { return {d
 constexpr std::size_t kHeaderBytes = 32;
 constexpr std::uint16_t kFormatVersion = 1;
 
-// A multi-threaded add gives each extra worker a private copy (WorkerCopies)
-// of filters up to this size (about a core's L2).
-constexpr std::size_t kPrivateCopyMaxBytes = std::size_t{2} << 20;
+using detail::kPrivateCopyMaxBytes;  // WorkerCopies' largest filter
 
 // dst |= src over `bytes` bytes (whole 8-byte words: blocks are 32 or 64 bytes).
 void or_words(std::uint8_t* dst, const std::uint8_t* src, std::size_t bytes) {
@@ -75,10 +74,11 @@ void or_words(std::uint8_t* dst, const std::uint8_t* src, std::size_t bytes) {
 // Private copies of a filter of at most kPrivateCopyMaxBytes for the workers
 // after the first of a multi-threaded add, so that no two workers write the
 // filter's lines: each sets bits in its own copy, ORed into the filter at the
-// end (no atomics). Allocated on the calling thread (an Error, if memory is
-// short, comes before anything changed); the thread that runs a worker's
-// pieces (for_each_worker_share) zeroes its copy at its first chunk, so that
-// the copy's lines start in that thread's cache.
+// end (no atomics). Taken on the calling thread from the buffers earlier
+// calls kept (copy_buffers.hpp; an Error, if memory is short, comes before
+// anything changed), and handed back when the call is done; the thread that
+// runs a worker's pieces (for_each_worker_share) zeroes its copy at its
+// first chunk, so that the copy's lines start in that thread's cache.
 //
 // Queries read the filter itself, whatever the thread count: lines that no
 // thread writes are shared by every core's cache at no cost. (They once read
@@ -98,20 +98,17 @@ class WorkerCopies {
  public:
   WorkerCopies(detail::BloomRef filter, std::size_t bytes, unsigned copies)
       : filter_(filter), bytes_(bytes), filled_(copies, 0) {
-    const std::size_t rounded = (bytes + kLine - 1) / kLine * kLine;
-    copies_.reserve(copies);  // so that no emplace_back throws with a copy in hand
-    for (unsigned i = 0; i < copies; ++i) {
-      copies_.emplace_back(static_cast<std::uint8_t*>(std::aligned_alloc(kLine, rounded)));
-      if (!copies_.back())
-        throw AllocationError("cannot allocate a " + std::to_string(bytes) + "-byte copy of the filter");
-    }
+    if (copies != 0) copies_ = detail::take_copy_buffers(copies);
   }
+  ~WorkerCopies() { detail::return_copy_buffers(copies_); }
+  WorkerCopies(const WorkerCopies&) = delete;
+  WorkerCopies& operator=(const WorkerCopies&) = delete;
   // The filter worker w adds to: its copy (zeroed at its first call), or the
   // filter itself for worker 0 and workers without one. Each worker touches
   // only its own slot.
   detail::BloomRef ref_for(unsigned w) {
     if (w == 0 || w > copies_.size()) return filter_;
-    std::uint8_t* copy = copies_[w - 1].get();
+    std::uint8_t* copy = copies_[w - 1];
     if (!filled_[w - 1]) {
       std::memset(copy, 0, bytes_);
       filled_[w - 1] = 1;
@@ -136,7 +133,7 @@ class WorkerCopies {
           const std::size_t hi = std::min(bytes_, lines * (w + 1) / parts * kLine);
           for (std::size_t c = 0; c < copies_.size(); ++c) {
             if (filled_[c] && lo < hi) {  // an unfilled copy's worker had no keys
-              or_words(reinterpret_cast<std::uint8_t*>(filter_.words) + lo, copies_[c].get() + lo, hi - lo);
+              or_words(reinterpret_cast<std::uint8_t*>(filter_.words) + lo, copies_[c] + lo, hi - lo);
             }
           }
         },
@@ -145,12 +142,9 @@ class WorkerCopies {
 
  private:
   static constexpr std::size_t kLine = 64;
-  struct Free {
-    void operator()(std::uint8_t* p) const { std::free(p); }
-  };
   detail::BloomRef filter_;
   std::size_t bytes_;
-  std::vector<std::unique_ptr<std::uint8_t, Free>> copies_;
+  std::vector<std::uint8_t*> copies_;  // of kPrivateCopyMaxBytes each, the first bytes_ used
   std::vector<std::uint8_t> filled_;  // one byte per copy, written by the thread running its pieces only
 };
 

@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 #include <random>
+#include <set>
 #include <span>
 #include <string>
 #include <thread>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "block_owners.hpp"
+#include "copy_buffers.hpp"
 #include "probkit/probkit.hpp"
 
 namespace probkit::detail {
@@ -301,6 +303,42 @@ TEST(HashChunks, EachKeyOnceAndTheNextKeysAhead) {
       }
     }
   }
+}
+
+// The private copies' buffers outlive the call that took them: the next call
+// gets the same memory, as many buffers as the largest call took, and more
+// are allocated when a call needs them. (Their reuse with an earlier call's
+// bits in them is what MultiThreadedAdd below runs into at every thread
+// count after the first.)
+TEST(CopyBuffers, KeptForTheNextCall) {
+  free_kept_copy_buffers_for_testing();
+  std::vector<std::uint8_t*> a = take_copy_buffers(3);
+  ASSERT_EQ(a.size(), 3u);
+  const std::set<std::uint8_t*> first(a.begin(), a.end());
+  ASSERT_EQ(first.size(), 3u);
+  for (std::uint8_t* p : a) {
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % 64, 0u);
+    p[0] = 1;  // each is kPrivateCopyMaxBytes long
+    p[kPrivateCopyMaxBytes - 1] = 2;
+  }
+  return_copy_buffers(a);
+  EXPECT_TRUE(a.empty());
+  std::vector<std::uint8_t*> b = take_copy_buffers(2);
+  std::vector<std::uint8_t*> c = take_copy_buffers(2);  // the third kept one, and a new one
+  ASSERT_EQ(b.size(), 2u);
+  ASSERT_EQ(c.size(), 2u);
+  for (std::uint8_t* p : b) EXPECT_EQ(first.count(p), 1u);
+  EXPECT_EQ(std::count_if(c.begin(), c.end(), [&](std::uint8_t* p) { return first.count(p) == 1; }), 1);
+  // Four given back: three kept (the most one call took), c's second freed.
+  std::set<std::uint8_t*> given(b.begin(), b.end());
+  given.insert(c[0]);
+  return_copy_buffers(b);
+  return_copy_buffers(c);
+  std::vector<std::uint8_t*> d = take_copy_buffers(3);
+  EXPECT_EQ(std::set<std::uint8_t*>(d.begin(), d.end()), given);
+  return_copy_buffers(d);
+  free_kept_copy_buffers_for_testing();
 }
 
 // Both multi-threaded add paths (private copies; workers handing each other

@@ -1,8 +1,9 @@
 // What a structure holds (issue 4's memory row): a Bloom filter its bitset and
 // O(1) more, an HLL at p = 14 its 16 KiB of registers, also after multi-
 // threaded bulk calls (whose per-call buffers and per-worker copies must all
-// be released). Measured as the growth of the C heap (glibc's mallinfo2: the
-// main arena plus mmapped chunks, where the calling thread's allocations go).
+// be released, but for the buffers of the Bloom add's private copies, which
+// the process keeps for its next add: src/copy_buffers.hpp). Measured as the growth of the C heap (glibc's mallinfo2:
+// the main arena plus mmapped chunks, where the calling thread's allocations go).
 #include <gtest/gtest.h>
 
 #include <cstddef>
@@ -50,7 +51,8 @@ class Memory : public ::testing::Test {
     hits_.resize(keys_.size());
     set_threads(0);  // every core: the multi-threaded paths allocate the most
     // First calls set up what lives for the whole process (worker threads,
-    // dispatch tables), so that only the structures' own memory is measured.
+    // dispatch tables, the private copies' buffers), so that only the
+    // structures' own memory is measured.
     for (std::uint64_t capacity : {keys_.size(), 10 * keys_.size()}) {  // private copies; the exchange by block owner
       BloomFilter warm = BloomFilter::for_capacity(capacity, 0.01);
       warm.add(keys_);

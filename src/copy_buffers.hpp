@@ -1,0 +1,29 @@
+// Internal: the memory of the Bloom add's private filter copies (WorkerCopies
+// in bloom_filter.cc), kept from one multi-threaded add to the next.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace probkit::detail {
+
+// A multi-threaded add gives each extra worker a private copy of filters up
+// to this size (about a core's L2); every buffer holds that much, so any
+// copy fits in any buffer.
+inline constexpr std::size_t kPrivateCopyMaxBytes = std::size_t{2} << 20;
+
+// n buffers of kPrivateCopyMaxBytes, 64-byte aligned, their contents
+// anything: kept ones first, the rest allocated. All or none: where one
+// cannot be allocated it throws AllocationError, having kept the others.
+std::vector<std::uint8_t*> take_copy_buffers(unsigned n);
+
+// Hands buffers back (and clears the vector): kept for the next call, as
+// many as the largest call took (one fewer than its threads), the rest
+// (from calls at the same time) freed.
+void return_copy_buffers(std::vector<std::uint8_t*>& buffers) noexcept;
+
+// For tests: frees every kept buffer, so that the next call allocates, and
+// forgets the largest call.
+void free_kept_copy_buffers_for_testing();
+
+}  // namespace probkit::detail
