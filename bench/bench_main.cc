@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "bench_common.hpp"
+#include "cpu/add_masks.h"
 #include "probes.hpp"
 
 // Whether the command line asks for random interleaving of repetitions: the
@@ -44,6 +45,11 @@ int main(int argc, char** argv) {
   // How HLL add's "hashing alone" is measured (the report words it from this;
   // runs without it measured it once per case, over other keys).
   benchmark::AddCustomContext("probkit_hashing_alone", "column keys, recent");
+  // How the AVX-512 Bloom add builds its masks into filters in the cache on
+  // this CPU (cpu/add_masks.h: by vendor), for readers of AVX-512 figures.
+  benchmark::AddCustomContext(
+      "probkit_avx512_add_masks",
+      probkit::cpu::avx512_add_masks() == probkit::cpu::AddMasks::kBitTable ? "bit table" : "shifts");
   if (const double hz = probkit::bench::core_clock_hz(); hz > 0) {
     benchmark::AddCustomContext("probkit_core_clock_ghz", std::to_string(hz / 1e9));
   }
