@@ -108,8 +108,10 @@ HWY_INLINE void sbbf_set(std::uint32_t* block, std::uint64_t h) {
 // that miss the cache keep the shifts: 32 MiB, u64, 5.10-5.24 against
 // 6.00-6.24 with the table (whose 32 KiB likely push the prefetched blocks
 // out of L1).
-// Tried there: two offsets per 64-bit load ran alike; slower were one to
-// three shifted parts mixed into the loaded ones, the k word
+// Tried there: two offsets per 64-bit load ran alike; slower were offsets
+// from scalar multiplies for the probes past the first (2k - 3) / 4, k / 2
+// or none (as the table's first form; k = 6: 3.62-3.95 against 3.31-3.55 all
+// loaded), one to three shifted parts mixed into the loaded ones, the k word
 // read-modify-writes AVX2 uses (k = 6 / 16: 4.15-4.40 / 8.44-9.32), and the
 // first four to eight probes as a mask, then the others as words (k = 9:
 // 5.6-9.2, each word's load waits for the mask's store). On the Emerald
