@@ -100,7 +100,9 @@ class WorkerCopies {
       : filter_(filter), bytes_(bytes), filled_(copies, 0) {
     if (copies != 0) copies_ = detail::take_copy_buffers(copies);
   }
-  ~WorkerCopies() { detail::return_copy_buffers(copies_); }
+  ~WorkerCopies() {
+    if (!copies_.empty()) detail::return_copy_buffers(copies_);  // one thread's add takes none, and no lock
+  }
   WorkerCopies(const WorkerCopies&) = delete;
   WorkerCopies& operator=(const WorkerCopies&) = delete;
   // The filter worker w adds to: its copy (zeroed at its first call), or the
