@@ -306,37 +306,36 @@ TEST(HashChunks, EachKeyOnceAndTheNextKeysAhead) {
 }
 
 // The private copies' buffers outlive the call that took them: the next call
-// gets the same memory, as many buffers as the largest call took, and more
-// are allocated when a call needs them. (Their reuse with an earlier call's
-// bits in them is what MultiThreadedAdd below runs into at every thread
-// count after the first.)
+// gets the same memory, as many buffers as the largest call took up to the
+// limit (one a core less one), and more are allocated when a call needs them.
+// (Their reuse with an earlier call's bits in them is what MultiThreadedAdd
+// below runs into at every thread count after the first.)
 TEST(CopyBuffers, KeptForTheNextCall) {
   free_kept_copy_buffers_for_testing();
-  std::vector<std::uint8_t*> a = take_copy_buffers(3);
-  ASSERT_EQ(a.size(), 3u);
-  const std::set<std::uint8_t*> first(a.begin(), a.end());
-  ASSERT_EQ(first.size(), 3u);
+  const unsigned n = kept_copy_buffers_limit();
+  ASSERT_GE(n, 1u);
+  std::vector<std::uint8_t*> a = take_copy_buffers(n + 1);
+  ASSERT_EQ(a.size(), n + 1);
   for (std::uint8_t* p : a) {
     ASSERT_NE(p, nullptr);
     EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % 64, 0u);
     p[0] = 1;  // each is kPrivateCopyMaxBytes long
     p[kPrivateCopyMaxBytes - 1] = 2;
   }
+  EXPECT_EQ(std::set<std::uint8_t*>(a.begin(), a.end()).size(), n + 1);
+  // n + 1 given back: the first n kept (the limit), the last freed.
+  const std::set<std::uint8_t*> kept(a.begin(), a.begin() + n);
   return_copy_buffers(a);
   EXPECT_TRUE(a.empty());
-  std::vector<std::uint8_t*> b = take_copy_buffers(2);
-  std::vector<std::uint8_t*> c = take_copy_buffers(2);  // the third kept one, and a new one
-  ASSERT_EQ(b.size(), 2u);
-  ASSERT_EQ(c.size(), 2u);
-  for (std::uint8_t* p : b) EXPECT_EQ(first.count(p), 1u);
-  EXPECT_EQ(std::count_if(c.begin(), c.end(), [&](std::uint8_t* p) { return first.count(p) == 1; }), 1);
-  // Four given back: three kept (the most one call took), c's second freed.
-  std::set<std::uint8_t*> given(b.begin(), b.end());
-  given.insert(c[0]);
+  std::vector<std::uint8_t*> b = take_copy_buffers(n);
+  EXPECT_EQ(std::set<std::uint8_t*>(b.begin(), b.end()), kept);
+  std::vector<std::uint8_t*> c = take_copy_buffers(1);  // none kept now: a new one
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(kept.count(c[0]), 0u);
   return_copy_buffers(b);
-  return_copy_buffers(c);
-  std::vector<std::uint8_t*> d = take_copy_buffers(3);
-  EXPECT_EQ(std::set<std::uint8_t*>(d.begin(), d.end()), given);
+  return_copy_buffers(c);  // past the limit: freed
+  std::vector<std::uint8_t*> d = take_copy_buffers(n);
+  EXPECT_EQ(std::set<std::uint8_t*>(d.begin(), d.end()), kept);
   return_copy_buffers(d);
   free_kept_copy_buffers_for_testing();
 }
