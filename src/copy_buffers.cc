@@ -33,11 +33,11 @@ class Kept {
     out.reserve(n);  // so that no push_back throws with a buffer in hand
     {
       std::lock_guard lock(mutex_);
-      // Room to keep as many as the largest call took: give_back never
-      // allocates (it runs in destructors).
-      if (buffers_.capacity() < n) {
+      // Room for every buffer it may keep: give_back never allocates (it
+      // runs in destructors).
+      if (buffers_.capacity() < kept_copy_buffers_limit()) {
         try {
-          buffers_.reserve(n);
+          buffers_.reserve(kept_copy_buffers_limit());
         } catch (const std::bad_alloc&) {
           throw AllocationError("cannot allocate the list of private copy buffers");
         }
@@ -60,10 +60,12 @@ class Kept {
   }
 
   void give_back(std::vector<std::uint8_t*>& buffers) noexcept {
-    const std::size_t limit = kept_copy_buffers_limit();
+    // Within the capacity, so that keeping one never allocates (none once
+    // freed for tests, until a call takes some again).
     std::lock_guard lock(mutex_);
+    const std::size_t keep = std::min<std::size_t>(kept_copy_buffers_limit(), buffers_.capacity());
     for (std::uint8_t* p : buffers) {
-      if (buffers_.size() < buffers_.capacity() && buffers_.size() < limit) {
+      if (buffers_.size() < keep) {
         buffers_.push_back(p);
       } else {
         std::free(p);
@@ -75,7 +77,7 @@ class Kept {
   void free_all() noexcept {
     std::lock_guard lock(mutex_);
     for (std::uint8_t* p : buffers_) std::free(p);
-    std::vector<std::uint8_t*>().swap(buffers_);  // and the room: none kept until a call takes some
+    std::vector<std::uint8_t*>().swap(buffers_);  // and the room: none kept until a call takes some again
   }
 
  private:

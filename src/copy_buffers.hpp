@@ -17,17 +17,15 @@ inline constexpr std::size_t kPrivateCopyMaxBytes = std::size_t{2} << 20;
 // cannot be allocated it throws AllocationError, having kept the others.
 std::vector<std::uint8_t*> take_copy_buffers(unsigned n);
 
-// Hands buffers back (and clears the vector): kept for the next call, as
-// many as the largest call took (one fewer than its threads) up to
-// kept_copy_buffers_limit(), the rest (from calls at the same time, or with
-// more threads than cores) freed.
+// Hands buffers back (and clears the vector): kept for the next call, up to
+// kept_copy_buffers_limit() of them, the rest (from calls at the same time,
+// or with more threads than cores) freed.
 void return_copy_buffers(std::vector<std::uint8_t*>& buffers) noexcept;
 
 // The most buffers kept: what one call on every core takes (at least one).
 unsigned kept_copy_buffers_limit();
 
-// For tests: frees every kept buffer, so that the next call allocates, and
-// forgets the largest call.
+// For tests: frees every kept buffer, so that the next call allocates.
 void free_kept_copy_buffers_for_testing();
 
 }  // namespace probkit::detail

@@ -306,8 +306,8 @@ TEST(HashChunks, EachKeyOnceAndTheNextKeysAhead) {
 }
 
 // The private copies' buffers outlive the call that took them: the next call
-// gets the same memory, as many buffers as the largest call took up to the
-// limit (one a core less one), and more are allocated when a call needs them.
+// gets the same memory, up to the limit (one a core less one) of them, and
+// more are allocated when a call needs them.
 // (Their reuse with an earlier call's bits in them is what MultiThreadedAdd
 // below runs into at every thread count after the first.)
 TEST(CopyBuffers, KeptForTheNextCall) {
