@@ -47,9 +47,8 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("probkit_hashing_alone", "column keys, recent");
   // How the AVX-512 Bloom add builds its masks into filters in the cache on
   // this CPU (cpu/add_masks.h: by vendor), for readers of AVX-512 figures.
-  benchmark::AddCustomContext(
-      "probkit_avx512_add_masks",
-      probkit::cpu::avx512_add_masks() == probkit::cpu::AddMasks::kBitTable ? "bit table" : "shifts");
+  benchmark::AddCustomContext("probkit_avx512_add_masks",
+                              probkit::cpu::add_masks_name(probkit::cpu::avx512_add_masks()));
   if (const double hz = probkit::bench::core_clock_hz(); hz > 0) {
     benchmark::AddCustomContext("probkit_core_clock_ghz", std::to_string(hz / 1e9));
   }

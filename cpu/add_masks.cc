@@ -25,6 +25,10 @@ AddMasks avx512_add_masks() {
   return chosen;
 }
 
+const char* add_masks_name(AddMasks masks) {
+  return masks == AddMasks::kBitTable ? "bit table" : "shifts";
+}
+
 void set_avx512_add_masks_for_testing(std::optional<AddMasks> masks) {
   g_override.store(masks ? static_cast<int>(*masks) : kNoOverride, std::memory_order_relaxed);
 }

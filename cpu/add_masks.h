@@ -19,6 +19,9 @@ enum class AddMasks {
 // kBitTable on Intel CPUs, kShifts on the others (the override, if set).
 AddMasks avx512_add_masks();
 
+// "shifts" or "bit table", for benchmark context and test traces.
+const char* add_masks_name(AddMasks masks);
+
 // For tests, so that both ways run on any AVX-512 machine: until reset with
 // nullopt, avx512_add_masks() returns `masks`.
 void set_avx512_add_masks_for_testing(std::optional<AddMasks> masks);

@@ -83,8 +83,7 @@ class SimdKernels : public ::testing::Test {
   template <class Fn>
   void for_each_target_and_add_masks(const Fn& fn) {
     for (cpu::AddMasks masks : {cpu::AddMasks::kShifts, cpu::AddMasks::kBitTable}) {
-      SCOPED_TRACE(masks == cpu::AddMasks::kShifts ? "AVX-512 add masks by shifts"
-                                                   : "AVX-512 add masks from the table");
+      SCOPED_TRACE(std::string("AVX-512 add masks: ") + cpu::add_masks_name(masks));
       cpu::set_avx512_add_masks_for_testing(masks);
       for (const SimdTarget* t : targets_) {
         if (masks == cpu::AddMasks::kBitTable && (t->bit & (HWY_AVX3 | HWY_AVX3_DL)) == 0) continue;
@@ -365,8 +364,7 @@ TEST_F(SimdKernels, BloomMatchesScalar) {
   const std::uint64_t block_counts[] = {1, 3, 1000, std::uint64_t{1} << 15, std::uint64_t{1} << 20};
   for_each_target_and_add_masks([&](const SimdTarget* t) {
     SCOPED_TRACE(t->name);
-    std::printf("checking target %s (AVX-512 add masks: %s)\n", t->name,
-                cpu::avx512_add_masks() == cpu::AddMasks::kShifts ? "shifts" : "table");
+    std::printf("checking target %s (AVX-512 add masks: %s)\n", t->name, cpu::add_masks_name(cpu::avx512_add_masks()));
     for (BloomLayout layout : {BloomLayout::Cacheline512, BloomLayout::ParquetSbbf}) {
       for (std::uint64_t nb : block_counts) {
         const std::uint32_t k_max =
