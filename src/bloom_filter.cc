@@ -62,7 +62,7 @@ detail::cuda::Launch launch_on(int device, Stream stream, bool wait) { return {d
 constexpr std::size_t kHeaderBytes = 32;
 constexpr std::uint16_t kFormatVersion = 1;
 
-using detail::kPrivateCopyMaxBytes;  // WorkerCopies' largest filter
+using detail::kPrivateCopyMaxBytes;  // the largest filter copied (PrivateCopies)
 
 // dst |= src over `bytes` bytes (whole 8-byte words: blocks are 32 or 64 bytes).
 void or_words(std::uint8_t* dst, const std::uint8_t* src, std::size_t bytes) {
@@ -71,15 +71,6 @@ void or_words(std::uint8_t* dst, const std::uint8_t* src, std::size_t bytes) {
   for (std::size_t i = 0; i < bytes / 8; ++i) a[i] |= b[i];
 }
 
-// Private copies of a filter of at most kPrivateCopyMaxBytes for the workers
-// after the first of a multi-threaded add, so that no two workers write the
-// filter's lines: each sets bits in its own copy, ORed into the filter at the
-// end (no atomics). Taken on the calling thread from the buffers earlier
-// calls kept (copy_buffers.hpp; an Error, if memory is short, comes before
-// anything changed), and handed back when the call is done; the thread that
-// runs a worker's pieces (for_each_worker_share) zeroes its copy at its
-// first chunk, so that the copy's lines start in that thread's cache.
-//
 // Queries read the filter itself, whatever the thread count: lines that no
 // thread writes are shared by every core's cache at no cost. (They once read
 // copies too, after a measurement of 1.40-1.50x at two threads reading one
@@ -94,62 +85,7 @@ void or_words(std::uint8_t* dst, const std::uint8_t* src, std::size_t bytes) {
 // line, each written every 256 keys. Same guest and harness, 256 KiB, 2^20
 // keys, alternated: copies and packed counts 916-996 us, no copies 957-985,
 // no copies and a line each 834-935 (one thread 1644-1738).
-class WorkerCopies {
- public:
-  WorkerCopies(detail::BloomRef filter, std::size_t bytes, unsigned copies)
-      : filter_(filter), bytes_(bytes), filled_(copies, 0) {
-    if (copies != 0) copies_ = detail::take_copy_buffers(copies);
-  }
-  ~WorkerCopies() {
-    if (!copies_.empty()) detail::return_copy_buffers(copies_);  // one thread's add takes none, and no lock
-  }
-  WorkerCopies(const WorkerCopies&) = delete;
-  WorkerCopies& operator=(const WorkerCopies&) = delete;
-  // The filter worker w adds to: its copy (zeroed at its first call), or the
-  // filter itself for worker 0 and workers without one. Each worker touches
-  // only its own slot.
-  detail::BloomRef ref_for(unsigned w) {
-    if (w == 0 || w > copies_.size()) return filter_;
-    std::uint8_t* copy = copies_[w - 1];
-    if (!filled_[w - 1]) {
-      std::memset(copy, 0, bytes_);
-      filled_[w - 1] = 1;
-    }
-    detail::BloomRef mine = filter_;
-    mine.words = reinterpret_cast<std::uint32_t*>(copy);
-    return mine;
-  }
-  // filter |= each filled copy, split over the call's workers (one per copy,
-  // plus worker 0) by 64-byte lines: each ORs every copy's lines of its range,
-  // so no two write one line. On one thread this was a serial tail of
-  // (workers - 1) * bytes read per call, which grows with the workers while
-  // their shares of the keys shrink.
-  void or_into_filter() const {
-    if (copies_.empty()) return;
-    const auto parts = static_cast<unsigned>(copies_.size() + 1);
-    const std::size_t lines = (bytes_ + kLine - 1) / kLine;
-    detail::run_workers(
-        parts,
-        [&](unsigned w) {
-          const std::size_t lo = lines * w / parts * kLine;
-          const std::size_t hi = std::min(bytes_, lines * (w + 1) / parts * kLine);
-          for (std::size_t c = 0; c < copies_.size(); ++c) {
-            if (filled_[c] && lo < hi) {  // an unfilled copy's worker had no keys
-              or_words(reinterpret_cast<std::uint8_t*>(filter_.words) + lo, copies_[c] + lo, hi - lo);
-            }
-          }
-        },
-        detail::Shares::kIndependent);
-  }
-
- private:
-  static constexpr std::size_t kLine = 64;
-  detail::BloomRef filter_;
-  std::size_t bytes_;
-  std::vector<std::uint8_t*> copies_;  // of kPrivateCopyMaxBytes each, the first bytes_ used
-  std::vector<std::uint8_t> filled_;  // one byte per copy, written by the thread running its pieces only
-};
-
+//
 // contains and count: tests the keys (each worker its share), writes out[i]
 // for key i if out is given, and returns how many answer yes. Hashed and
 // tested in one loop where the backend has one for this filter and key kind
@@ -230,16 +166,23 @@ void BloomFilter::add(const Keys& keys, Backend backend) {
         chunks.ahead);
   } else {
     // Worker 0 fills the filter; each extra worker (cache-sized filters only)
-    // a private copy, ORed in at the end: cheaper than sorting hashes by owner
-    // when the copy is small.
-    WorkerCopies copies(f, storage_.size(), workers - 1);
+    // a private copy, zeroed at its first chunk and ORed in at the end:
+    // cheaper than sorting hashes by owner when the copy is small.
+    const std::size_t bytes = storage_.size();
+    detail::PrivateCopies copies(bytes, workers - 1);
     detail::for_each_hash_chunk(
         *c.kernels, kb, hash_, workers,
         [&](unsigned w, std::size_t, const std::uint64_t* h, std::size_t n, detail::BloomLookahead around) {
-          c.kernels->bloom_add(copies.ref_for(w), h, n, around);
+          detail::BloomRef mine = f;
+          if (std::uint8_t* copy = copies.of(w, [&](std::uint8_t* zeroed) { std::memset(zeroed, 0, bytes); })) {
+            mine.words = reinterpret_cast<std::uint32_t*>(copy);
+          }
+          c.kernels->bloom_add(mine, h, n, around);
         },
         chunks.keys, chunks.ahead);
-    copies.or_into_filter();
+    copies.merge([&](std::size_t lo, std::size_t hi, const std::uint8_t* copy) {
+      or_words(storage_.data() + lo, copy + lo, hi - lo);
+    });
   }
   detail::note_served(c.backend, c.target);
 }

@@ -95,4 +95,31 @@ void return_copy_buffers(std::vector<std::uint8_t*>& buffers) noexcept { Kept::i
 
 void free_kept_copy_buffers_for_testing() { Kept::instance().free_all(); }
 
+PrivateCopies::PrivateCopies(std::size_t bytes, unsigned copies) : bytes_(bytes), made_(copies, 0) {
+  if (copies != 0 && bytes > kPrivateCopyMaxBytes) {
+    throw Error("private copies of " + std::to_string(bytes) + " bytes exceed their buffers' " +
+                std::to_string(kPrivateCopyMaxBytes));
+  }
+  if (copies != 0) buffers_ = take_copy_buffers(copies);
+}
+
+PrivateCopies::~PrivateCopies() {
+  if (!buffers_.empty()) return_copy_buffers(buffers_);  // one thread's add takes none, and no lock
+}
+
+void PrivateCopies::merge(
+    const std::function<void(std::size_t lo, std::size_t hi, const std::uint8_t* copy)>& merge) const noexcept {
+  if (buffers_.empty()) return;
+  constexpr std::size_t kLine = 64;
+  const auto parts = static_cast<unsigned>(buffers_.size() + 1);
+  const std::size_t lines = (bytes_ + kLine - 1) / kLine;
+  run_workers_no_throw(parts, [&](unsigned w) {
+    const std::size_t lo = lines * w / parts * kLine;
+    const std::size_t hi = std::min(bytes_, lines * (w + 1) / parts * kLine);
+    for (std::size_t c = 0; c < buffers_.size(); ++c) {
+      if (made_[c] && lo < hi) merge(lo, hi, buffers_[c]);  // an unmade copy's worker had no keys
+    }
+  });
+}
+
 }  // namespace probkit::detail

@@ -1,15 +1,17 @@
-// Internal: the memory of the Bloom add's private filter copies (WorkerCopies
-// in bloom_filter.cc), kept from one multi-threaded add to the next.
+// Internal: private copies of an object's bytes (a Bloom filter in the
+// cache, an HLL sketch's registers) for the workers of a multi-threaded add,
+// in memory kept from one such add to the next.
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace probkit::detail {
 
 // A multi-threaded add gives each extra worker a private copy of filters up
-// to this size (about a core's L2); every buffer holds that much, so any
-// copy fits in any buffer.
+// to this size (about a core's L2) and of any HLL sketch's registers (256 KiB
+// at most); every buffer holds that much, so any copy fits in any buffer.
 inline constexpr std::size_t kPrivateCopyMaxBytes = std::size_t{2} << 20;
 
 // n buffers of kPrivateCopyMaxBytes, 64-byte aligned, their contents
@@ -27,5 +29,52 @@ unsigned kept_copy_buffers_limit();
 
 // For tests: frees every kept buffer, so that the next call allocates.
 void free_kept_copy_buffers_for_testing();
+
+// Private copies of `bytes` bytes of an object (at most kPrivateCopyMaxBytes
+// where there are copies) for the workers after the first of a
+// multi-threaded add, so that no two workers write one line: worker 0 updates
+// the object, each other worker its copy, merged into the object at the end
+// (no atomics). The buffers are taken on the calling thread (an
+// AllocationError, if memory is short, comes before anything changed) and
+// handed back when the call is done. The thread that runs a worker's pieces
+// (for_each_worker_share) makes its copy at its first chunk, so that the
+// copy's lines start in that thread's cache and the copies are made in
+// parallel, and a worker that gets no keys (a pool thread that woke late)
+// makes none.
+class PrivateCopies {
+ public:
+  PrivateCopies(std::size_t bytes, unsigned copies);
+  ~PrivateCopies();
+  PrivateCopies(const PrivateCopies&) = delete;
+  PrivateCopies& operator=(const PrivateCopies&) = delete;
+
+  // Worker w's copy (w in [1, copies]), made by make(copy) at its first call:
+  // each worker touches only its own slot. nullptr for worker 0 and workers
+  // without a copy.
+  template <class Make>
+  std::uint8_t* of(unsigned w, Make&& make) {
+    if (w == 0 || w > buffers_.size()) return nullptr;
+    std::uint8_t* copy = buffers_[w - 1];
+    if (!made_[w - 1]) {
+      make(copy);
+      made_[w - 1] = 1;
+    }
+    return copy;
+  }
+
+  // merge(lo, hi, copy) for every copy made, for each range [lo, hi) of the
+  // bytes: the bytes split into one range per worker (whole 64-byte lines,
+  // each range written by one thread), run on the pool's threads where it is
+  // free, else on the calling thread (run_workers_no_throw). merge must not
+  // throw; nor does this: it ends an add that has changed its object. On one
+  // thread the merge was a serial tail of (workers - 1) * bytes read per
+  // call, which grows with the workers while their shares of the keys shrink.
+  void merge(const std::function<void(std::size_t lo, std::size_t hi, const std::uint8_t* copy)>& merge) const noexcept;
+
+ private:
+  std::size_t bytes_;
+  std::vector<std::uint8_t*> buffers_;  // of kPrivateCopyMaxBytes each, the first bytes_ used
+  std::vector<std::uint8_t> made_;      // one byte per copy, written by the thread running its pieces only
+};
 
 }  // namespace probkit::detail

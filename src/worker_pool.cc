@@ -204,6 +204,15 @@ void run_workers(unsigned workers, const std::function<void(unsigned)>& fn, Shar
   run_workers_on_new_threads(workers, fn, [](std::function<void()> body) { return std::jthread(std::move(body)); });
 }
 
+void run_workers_no_throw(unsigned workers, const std::function<void(unsigned)>& fn) noexcept {
+  try {
+    // A throw comes before any fn has run (try_run starts threads first).
+    if (workers > 1 && Pool::instance().try_run(workers, fn, Shares::kIndependent)) return;
+  } catch (...) {  // the calling thread runs them all below
+  }
+  for (unsigned w = 0; w < workers; ++w) fn(w);
+}
+
 void delay_pool_claims_for_testing(std::chrono::steady_clock::duration delay) {
   const auto until = delay.count() == 0 ? 0 : (std::chrono::steady_clock::now() + delay).time_since_epoch().count();
   Pool::instance().delay_claims_until(static_cast<std::int64_t>(until));

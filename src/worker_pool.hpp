@@ -49,6 +49,15 @@ enum class Shares {
 // would be worse).
 void run_workers(unsigned workers, const std::function<void(unsigned)>& fn, Shares shares = Shares::kConcurrent);
 
+// run_workers with Shares::kIndependent where it cannot fail: on the pool's
+// threads if the pool is free now, else (busy with another caller's call,
+// called from inside one, or short of a thread it cannot start) every fn(w)
+// on the calling thread, which costs less than threads of its own for the
+// short work it is meant for. Never throws (fn must not): for the last step
+// of a call that has already changed its object, such as merging private
+// copies into it, which must not stop half-way.
+void run_workers_no_throw(unsigned workers, const std::function<void(unsigned)>& fn) noexcept;
+
 // For tests: until `delay` from now, pool threads that wake for a
 // Shares::kIndependent call wait before they claim a share, as a thread that
 // wakes late does. A delay of zero ends it.

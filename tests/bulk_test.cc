@@ -3,7 +3,9 @@
 #include <hwy/targets.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <random>
@@ -17,6 +19,7 @@
 #include "block_owners.hpp"
 #include "copy_buffers.hpp"
 #include "probkit/probkit.hpp"
+#include "worker_pool.hpp"
 
 namespace probkit::detail {
 namespace {
@@ -372,6 +375,47 @@ TEST(MultiThreadedAdd, EveryPathBuildsTheOneThreadFilter) {
       }
     }
   }
+  set_threads(0);
+}
+
+// A multi-threaded HLL add: workers 1.. fill private registers from a
+// snapshot of the sketch at their first keys, merged by max by the workers
+// (one range of the registers each). Into an empty and a warm sketch, p = 4
+// (one range), 14 and 18, 2 to 8 threads: the one-thread registers. With the
+// pool's threads late (they claim nothing), the calling thread adds every key
+// and merges no copy that no worker made: the kept buffers it takes are
+// poisoned first, so that one merged would show.
+TEST(MultiThreadedHllAdd, PrivateRegistersMergeToTheOneThreadSketch) {
+  std::vector<std::uint64_t> keys(300000), more(70000);
+  for (std::size_t i = 0; i < keys.size(); ++i) keys[i] = i * 0x9E3779B97F4A7C15ULL;
+  for (std::size_t i = 0; i < more.size(); ++i) more[i] = ~keys[i];
+  for (std::uint32_t p : {4u, 14u, 18u}) {
+    set_threads(1);
+    HyperLogLog want(p);
+    want.add(Keys(keys));
+    HyperLogLog want_warm = want;
+    want_warm.add(Keys(more));
+    for (unsigned threads : {2u, 3u, 8u}) {
+      set_threads(threads);
+      HyperLogLog got(p);
+      got.add(Keys(keys));
+      EXPECT_TRUE(std::ranges::equal(got.registers(), want.registers())) << "p " << p << " threads " << threads;
+      got.add(Keys(more));
+      EXPECT_TRUE(std::ranges::equal(got.registers(), want_warm.registers()))
+          << "warm, p " << p << " threads " << threads;
+    }
+  }
+  set_threads(1);
+  HyperLogLog want(14), got(14);
+  want.add(Keys(keys));
+  std::vector<std::uint8_t*> poisoned = take_copy_buffers(kept_copy_buffers_limit());
+  for (std::uint8_t* b : poisoned) std::memset(b, 0xFF, kPrivateCopyMaxBytes);
+  return_copy_buffers(poisoned);
+  set_threads(4);
+  delay_pool_claims_for_testing(std::chrono::seconds(2));
+  got.add(Keys(keys));
+  delay_pool_claims_for_testing(std::chrono::seconds(0));
+  EXPECT_TRUE(std::ranges::equal(got.registers(), want.registers())) << "pool threads late";
   set_threads(0);
 }
 
