@@ -441,9 +441,15 @@ std::uint64_t contains_cacheline_kernel(const detail::BloomRef& f, const std::ui
 // 5.42-6.40 against 4.43-4.92 hashed then added (one or two scalar keys a
 // step beside the vector alike); 16-byte strings (hash_width16_pipelined
 // with an after-step) 5.89-6.40 against 6.76-7.36 where GCC inlined the
-// step into the pipeline, 7.13-7.83 where it left it out of line. Not tried
-// on the Zen 3 guest, whose scalar multiplier is not a vector port, as Intel's
-// port 1 is: the strings' loop is a candidate there (target 200 M keys/s).
+// step into the pipeline, 7.13-7.83 where it left it out of line. Built as
+// a kernel of its own (an AfterStep for hash_width16_pipelined_as, a
+// HWY_NOINLINE loop per k and hash: the step inlined, no calls) and measured
+// again on that guest at 21821d6 (bloom_add str16 256 KiB, M keys/s,
+// medians of 5, six alternated rounds): AVX2 144.5 fused against 144.8 for
+// the same build hashing then adding, both below the unchanged build's 152.6;
+// the unchanged AVX3_DL strings add moved 216 -> 201-203 in both. Not
+// landed. Not tried on the Zen 3 guest, whose scalar multiplier is not a
+// vector port, as Intel's port 1 is.
 inline constexpr std::size_t kScalarKeysBesideTests = 2;
 
 // A function of its own that builds its own test: so GCC inlines the hash
