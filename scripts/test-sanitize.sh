@@ -45,7 +45,7 @@ if [[ -n $quick ]]; then
     # string offset checks), all in probkit_tests; the identity suite's
     # threads2 runs would take TSan over 2 minutes per backend.
     targets=(--target probkit_tests)
-    select_tests=(-R '^(WorkerPool|ParallelCopy|HashRing|ExchangedHashChunks|MultiThreadedAdd|SharedObjects)\.|^BadInput\.StringOffsetsAcrossWorkers$')
+    select_tests=(-R '^(WorkerPool|ParallelCopy|HashRing|ExchangedHashChunks|MultiThreadedAdd|MultiThreadedHllAdd|SharedObjects)\.|^BadInput\.StringOffsetsAcrossWorkers$')
   else
     # Statistics over fixed seeds, through the paths the identity tests run.
     select_tests=(-E '^Accuracy\.')
