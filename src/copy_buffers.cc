@@ -107,19 +107,4 @@ PrivateCopies::~PrivateCopies() {
   if (!buffers_.empty()) return_copy_buffers(buffers_);  // one thread's add takes none, and no lock
 }
 
-void PrivateCopies::merge(
-    const std::function<void(std::size_t lo, std::size_t hi, const std::uint8_t* copy)>& merge) const noexcept {
-  if (buffers_.empty()) return;
-  constexpr std::size_t kLine = 64;
-  const auto parts = static_cast<unsigned>(buffers_.size() + 1);
-  const std::size_t lines = (bytes_ + kLine - 1) / kLine;
-  run_workers_no_throw(parts, [&](unsigned w) {
-    const std::size_t lo = lines * w / parts * kLine;
-    const std::size_t hi = std::min(bytes_, lines * (w + 1) / parts * kLine);
-    for (std::size_t c = 0; c < buffers_.size(); ++c) {
-      if (made_[c] && lo < hi) merge(lo, hi, buffers_[c]);  // an unmade copy's worker had no keys
-    }
-  });
-}
-
 }  // namespace probkit::detail

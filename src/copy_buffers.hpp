@@ -2,10 +2,12 @@
 // cache, an HLL sketch's registers) for the workers of a multi-threaded add,
 // in memory kept from one such add to the next.
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <vector>
+
+#include "worker_pool.hpp"
 
 namespace probkit::detail {
 
@@ -69,9 +71,27 @@ class PrivateCopies {
   // throw; nor does this: it ends an add that has changed its object. On one
   // thread the merge was a serial tail of (workers - 1) * bytes read per
   // call, which grows with the workers while their shares of the keys shrink.
-  void merge(const std::function<void(std::size_t lo, std::size_t hi, const std::uint8_t* copy)>& merge) const noexcept;
+  template <class Merge>
+  void merge(const Merge& merge) const noexcept {
+    if (buffers_.empty()) return;
+    const auto one_range = [this, &merge](unsigned w) {
+      const std::size_t lines = (bytes_ + kLine - 1) / kLine;
+      const std::size_t lo = lines * w / ranges() * kLine;
+      const std::size_t hi = std::min(bytes_, lines * (w + 1) / ranges() * kLine);
+      for (std::size_t c = 0; c < buffers_.size(); ++c) {
+        // An unmade copy's worker had no keys.
+        if (made_[c] && lo < hi) merge(lo, hi, static_cast<const std::uint8_t*>(buffers_[c]));
+      }
+    };
+    // Two pointers: std::function keeps them in place (libstdc++: up to 16
+    // bytes), so handing it over allocates nothing that could throw here.
+    static_assert(sizeof(one_range) <= 2 * sizeof(void*));
+    run_workers_no_throw(ranges(), one_range);
+  }
 
  private:
+  static constexpr std::size_t kLine = 64;
+  unsigned ranges() const { return static_cast<unsigned>(buffers_.size() + 1); }  // one per worker
   std::size_t bytes_;
   std::vector<std::uint8_t*> buffers_;  // of kPrivateCopyMaxBytes each, the first bytes_ used
   std::vector<std::uint8_t> made_;      // one byte per copy, written by the thread running its pieces only
