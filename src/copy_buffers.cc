@@ -96,15 +96,28 @@ void return_copy_buffers(std::vector<std::uint8_t*>& buffers) noexcept { Kept::i
 void free_kept_copy_buffers_for_testing() { Kept::instance().free_all(); }
 
 PrivateCopies::PrivateCopies(std::size_t bytes, unsigned copies) : bytes_(bytes), made_(copies, 0) {
-  if (copies != 0 && bytes > kPrivateCopyMaxBytes) {
+  if (copies == 0) return;
+  if (bytes > kPrivateCopyMaxBytes) {
     throw Error("private copies of " + std::to_string(bytes) + " bytes exceed their buffers' " +
                 std::to_string(kPrivateCopyMaxBytes));
   }
-  if (copies != 0) buffers_ = take_copy_buffers(copies);
+  const unsigned kept = std::min(copies, kept_copy_buffers_limit());
+  // Before the kept buffers are taken: a failure here leaves them be.
+  extras_.reserve(copies - kept);
+  for (unsigned c = kept; c < copies; ++c) {
+    extras_.emplace_back(
+        static_cast<std::uint8_t*>(std::aligned_alloc(64, std::max<std::size_t>(64, (bytes + 63) / 64 * 64))));
+    if (extras_.back() == nullptr) {
+      throw AllocationError("cannot allocate a private copy of " + std::to_string(bytes) + " bytes");
+    }
+  }
+  kept_ = take_copy_buffers(kept);
 }
 
 PrivateCopies::~PrivateCopies() {
-  if (!buffers_.empty()) return_copy_buffers(buffers_);  // one thread's add takes none, and no lock
+  if (!kept_.empty()) return_copy_buffers(kept_);  // one thread's add takes none, and no lock
 }
+
+void PrivateCopies::Free::operator()(std::uint8_t* p) const noexcept { std::free(p); }
 
 }  // namespace probkit::detail
