@@ -43,15 +43,18 @@ void free_kept_copy_buffers_for_testing();
 // (for_each_worker_share) makes its copy at its first chunk, so that the
 // copy's lines start in that thread's cache and the copies are made in
 // parallel, and a worker that gets no keys (a pool thread that woke late)
-// makes none. Copies past kept_copy_buffers_limit() (more workers than
-// cores) get allocations of their own, sized to them and freed after the
-// call. As buffers of kPrivateCopyMaxBytes allocated and freed each call,
-// they cost the 2-vCPU model 167 guest, medians of 5 alternated runs of 400
-// calls of 2^20 u64 keys, in us: HLL add p = 14 at 4 threads 470 against
-// 449 (16 threads 598 against 574; the copies made on the calling thread, as
-// before the workers made them, 426 and 540), Bloom add 256 KiB at 4 threads
-// 1699 against 1650 (30 page faults a call against 1.8). All in one block,
-// the HLL copies ran twice as slow at 16 threads (not understood).
+// makes none.
+//
+// Copies past kept_copy_buffers_limit() (more workers than cores) get
+// allocations of their own, sized to them and freed after the call. They
+// were buffers of kPrivateCopyMaxBytes allocated and freed each call: on the
+// 2-vCPU model 167 guest, us a call of 2^20 u64 keys (medians of 5
+// alternated runs of 400 calls), those against these: HLL add p = 14, 4
+// threads 470 against 449, 16 threads 598 against 574 (with the copies made
+// and merged by the calling thread, before PrivateCopies: 426 and 540); Bloom
+// add 256 KiB, 4 threads 1699 against 1650 (page faults a call 30 against
+// 1.8). One block for all of them ran the 16-thread HLL add twice as slow
+// (not understood).
 class PrivateCopies {
  public:
   PrivateCopies(std::size_t bytes, unsigned copies);
@@ -77,10 +80,10 @@ class PrivateCopies {
   // bytes: the bytes split into one range per worker, or per core where the
   // workers are more (whole 64-byte lines, each range written by one
   // thread), run on the pool's threads where it is free, else on the calling
-  // thread (run_workers_no_throw). merge must not
-  // throw; nor does this: it ends an add that has changed its object. On one
-  // thread the merge was a serial tail of (workers - 1) * bytes read per
-  // call, which grows with the workers while their shares of the keys shrink.
+  // thread (run_workers_no_throw). merge must not throw; nor does this: it
+  // ends an add that has changed its object. On one thread the merge was a
+  // serial tail of (workers - 1) * bytes read per call, which grows with the
+  // workers while their shares of the keys shrink.
   template <class Merge>
   void merge(const Merge& merge) const noexcept {
     if (made_.empty()) return;
