@@ -52,7 +52,7 @@ class Kept {
       if (p == nullptr) {
         give_back(out);
         throw AllocationError("cannot allocate a " + std::to_string(kPrivateCopyMaxBytes) +
-                              "-byte buffer for a private copy of the filter");
+                              "-byte buffer for a private copy (of a filter or a sketch's registers)");
       }
       out.push_back(p);
     }
