@@ -201,43 +201,47 @@ HWY_INLINE std::uint64_t contains_by_eights(const detail::BloomRef& f, const std
 // k <= 8: two keys per 512-bit vector. Lanes 0-7 hold key A's probes, lanes
 // 8-15 key B's; one two-table permute reads both keys' words from their two
 // blocks (word indices 16..31 select block B), and one masked test finds the
-// missing probes of both.
-template <bool kPrefetch, bool kStore>
-std::uint64_t contains_cacheline_pairs(const detail::BloomRef& f, const std::uint64_t* hashes,
-                                       std::size_t n, detail::BloomLookahead around,
-                                       std::uint8_t* out) {
-  const __m512i salt = _mm512_broadcast_i32x8(
-      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(layout::kBloomSalt)));
-  // Key B's positions + 512: its word indices land in 16..31, the same bits.
-  const __m512i key_b_bias = _mm512_set_epi32(512, 512, 512, 512, 512, 512, 512, 512,  //
-                                              0, 0, 0, 0, 0, 0, 0, 0);
-  const __m512i one = _mm512_set1_epi32(1);
-  const auto live = static_cast<__mmask16>(((1u << f.k) - 1) * 0x0101u);
-  __m512i pick[kK8Group / 2];
-  for (int j = 0; j < 4; ++j) pick[j] = key_pair_pick(j);
-  const auto present = [&](const std::uint64_t* h8) {
+// missing probes of both. test(h8): bit l set iff key l of the eight is present.
+class CachelinePairsTest {
+ public:
+  explicit CachelinePairsTest(const detail::BloomRef& f)
+      : words_(f.words),
+        num_blocks_(f.num_blocks),
+        live_(static_cast<__mmask16>(((1u << f.k) - 1) * 0x0101u)),
+        salt_(_mm512_broadcast_i32x8(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(layout::kBloomSalt)))) {}
+  HWY_INLINE __mmask8 operator()(const std::uint64_t* h8) const {
+    // Key B's positions + 512: its word indices land in 16..31, the same bits.
+    const __m512i key_b_bias = _mm512_set_epi32(512, 512, 512, 512, 512, 512, 512, 512,  //
+                                                0, 0, 0, 0, 0, 0, 0, 0);
+    const __m512i one = _mm512_set1_epi32(1);
     const __m512i h = _mm512_loadu_si512(h8);
     std::uint64_t block[kK8Group];
-    for (std::size_t l = 0; l < kK8Group; ++l) block[l] = layout::block_index(h8[l], f.num_blocks);
+    for (std::size_t l = 0; l < kK8Group; ++l) block[l] = layout::block_index(h8[l], num_blocks_);
     __mmask16 miss[4];  // bits 8j..8j+7: key 2j's missing probes, then key 2j + 1's
     for (int j = 0; j < 4; ++j) {
-      const __m512i x = _mm512_permutexvar_epi32(pick[j], h);
+      const __m512i x = _mm512_permutexvar_epi32(key_pair_pick(j), h);
       const __m512i pos =
-          _mm512_add_epi32(_mm512_srli_epi32(_mm512_mullo_epi32(x, salt), 23), key_b_bias);
+          _mm512_add_epi32(_mm512_srli_epi32(_mm512_mullo_epi32(x, salt_), 23), key_b_bias);
       const __m512i words = _mm512_permutex2var_epi32(
-          _mm512_loadu_si512(f.words + block[2 * j] * layout::kCachelineWords),
+          _mm512_loadu_si512(words_ + block[2 * j] * layout::kCachelineWords),
           _mm512_srli_epi32(pos, 5),
-          _mm512_loadu_si512(f.words + block[2 * j + 1] * layout::kCachelineWords));
-      miss[j] = _mm512_mask_testn_epi32_mask(live, _mm512_rorv_epi32(words, pos), one);
+          _mm512_loadu_si512(words_ + block[2 * j + 1] * layout::kCachelineWords));
+      miss[j] = _mm512_mask_testn_epi32_mask(live_, _mm512_rorv_epi32(words, pos), one);
     }
     const std::uint64_t missing = _cvtmask64_u64(
         _mm512_kunpackd(_mm512_kunpackw(miss[3], miss[2]), _mm512_kunpackw(miss[1], miss[0])));
     // A key is present iff its byte of missing probes is zero.
     return static_cast<__mmask8>(_mm_cmpeq_epi8_mask(
         _mm_cvtsi64_si128(static_cast<long long>(missing)), _mm_setzero_si128()));
-  };
-  return contains_by_eights<kPrefetch, kStore>(f, hashes, n, around, out, present);
-}
+  }
+
+ private:
+  const std::uint32_t* words_;
+  std::uint64_t num_blocks_;
+  __mmask16 live_;
+  __m512i salt_;
+};
 
 // 8 < k <= 16: one key per vector, probe i in lane i; the hash's low word
 // broadcast by its load. It replaces the generic test (cacheline_test: 1 <<
@@ -249,24 +253,25 @@ std::uint64_t contains_cacheline_pairs(const detail::BloomRef& f, const std::uin
 // vpmulld takes two port-0 uops, each shift and vprorvd one. The word indices
 // from AVX3_DL's vpmultishiftqb (port 5) instead of a shift ran alike
 // (369-418 in the same rounds), so both targets shift.
-template <bool kPrefetch, bool kStore>
-std::uint64_t contains_cacheline_wide(const detail::BloomRef& f, const std::uint64_t* hashes,
-                                      std::size_t n, detail::BloomLookahead around,
-                                      std::uint8_t* out) {
-  const __m512i salt = _mm512_loadu_si512(layout::kBloomSalt);
-  const __m512i one = _mm512_set1_epi32(1);
-  const auto live = static_cast<__mmask16>((1u << f.k) - 1);
-  const auto present = [&](const std::uint64_t* h8) {
+class CachelineWideTest {
+ public:
+  explicit CachelineWideTest(const detail::BloomRef& f)
+      : words_(f.words),
+        num_blocks_(f.num_blocks),
+        live_(static_cast<__mmask16>((1u << f.k) - 1)),
+        salt_(_mm512_loadu_si512(layout::kBloomSalt)) {}
+  HWY_INLINE __mmask8 operator()(const std::uint64_t* h8) const {
+    const __m512i one = _mm512_set1_epi32(1);
     __mmask16 miss[kK8Group];  // key l's missing probes
     for (std::size_t l = 0; l < kK8Group; ++l) {
       const std::uint32_t* block =
-          f.words + layout::block_index(h8[l], f.num_blocks) * layout::kCachelineWords;
-      const __m512i p = _mm512_mullo_epi32(_mm512_broadcastd_epi32(_mm_loadu_si32(h8 + l)), salt);
+          words_ + layout::block_index(h8[l], num_blocks_) * layout::kCachelineWords;
+      const __m512i p = _mm512_mullo_epi32(_mm512_broadcastd_epi32(_mm_loadu_si32(h8 + l)), salt_);
       // vpermd reads the low four bits of each index: the word, p >> 28.
       const __m512i words =
           _mm512_permutexvar_epi32(_mm512_srli_epi32(p, 28), _mm512_loadu_si512(block));
       miss[l] = _mm512_mask_testn_epi32_mask(
-          live, _mm512_rorv_epi32(words, _mm512_srli_epi32(p, 23)), one);
+          live_, _mm512_rorv_epi32(words, _mm512_srli_epi32(p, 23)), one);
     }
     const std::uint64_t low = _cvtmask64_u64(
         _mm512_kunpackd(_mm512_kunpackw(miss[3], miss[2]), _mm512_kunpackw(miss[1], miss[0])));
@@ -276,17 +281,83 @@ std::uint64_t contains_cacheline_wide(const detail::BloomRef& f, const std::uint
     return _mm_cmpeq_epi16_mask(
         _mm_set_epi64x(static_cast<long long>(high), static_cast<long long>(low)),
         _mm_setzero_si128());
-  };
-  return contains_by_eights<kPrefetch, kStore>(f, hashes, n, around, out, present);
+  }
+
+ private:
+  const std::uint32_t* words_;
+  std::uint64_t num_blocks_;
+  __mmask16 live_;
+  __m512i salt_;
+};
+
+// fn(test) with the eight-key test for the filter's k.
+template <class Fn>
+HWY_INLINE std::uint64_t with_eights_test(const detail::BloomRef& f, const Fn& fn) {
+  return f.k <= 8 ? fn(CachelinePairsTest(f)) : fn(CachelineWideTest(f));
 }
 
 template <bool kPrefetch, bool kStore>
 std::uint64_t contains_cacheline_kernel(const detail::BloomRef& f, const std::uint64_t* hashes,
                                         std::size_t n, detail::BloomLookahead around,
                                         std::uint8_t* out) {
-  return f.k <= 8 ? contains_cacheline_pairs<kPrefetch, kStore>(f, hashes, n, around, out)
-                  : contains_cacheline_wide<kPrefetch, kStore>(f, hashes, n, around, out);
+  return with_eights_test(f, [&](const auto& test) {
+    return contains_by_eights<kPrefetch, kStore>(f, hashes, n, around, out, test);
+  });
 }
+
+// Keys hashed and tested in one loop (kernels.hpp's bloom_contains_keys), as on
+// AVX2 (see there; filters that miss the cache are declined likewise): each
+// step's eight hashes are tested a step after the hash pipeline stored them.
+// Hashing alone leaves the vector pipes half idle (its multiplies' latency
+// bounds it: rotates and shifts moved from port 0 to vpmultishiftqb on port
+// 5 ran alike), so the tests fill them. Family 6 model 167 guest (Intel,
+// AVX3_DL), BloomFilter::contains, 256 KiB, one thread, M keys/s, medians of
+// 5, six alternated rounds, hashed then tested against this loop: u64 k = 6
+// 571 (514-603) -> 619 (601-625), two threads 1100 -> 1183, k = 8 578 -> 617,
+// k = 9 474 -> 515, k = 16 476 -> 513. Not measured on AMD.
+template <bool kStore, class Hash, class Test>
+HWY_NOINLINE std::uint64_t contains_hashing(const detail::BloomRef& f,
+                                            const typename Hash::Key* keys, std::size_t count,
+                                            HashSpec spec, std::uint64_t* scratch,
+                                            std::uint8_t* out) {
+  const Test test(f);
+  std::uint64_t hits = 0;
+  const auto test_step = [&](std::uint64_t* hashes, std::size_t first, std::size_t) {
+    const __mmask8 present = test(hashes + first);
+    hits += static_cast<std::uint64_t>(__builtin_popcount(present));
+    if constexpr (kStore)
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(out + first), _mm_maskz_set1_epi8(present, 1));
+  };
+  const std::size_t hashed =
+      hash_fixed_pipelined<false, Hash>(keys, count, spec, scratch, 0, test_step);
+  for (std::size_t i = hashed; i < count; ++i) scratch[i] = hash_one(spec, keys[i]);
+  return hits + contains_loop<false, kStore, BloomLayout::Cacheline512>(
+                    f, scratch + hashed, count - hashed, {}, kStore ? out + hashed : nullptr);
+}
+
+inline bool bloom_contains_keys(const detail::BloomRef& f, const detail::KeyBatch& keys,
+                                std::size_t begin, std::size_t count, HashSpec spec,
+                                std::uint64_t* scratch, std::uint8_t* out, std::uint64_t* hits) {
+  if (keys.kind != detail::KeyKind::U64 || f.layout != BloomLayout::Cacheline512 ||
+      prefetch_distance(f) != 0) {
+    return false;
+  }
+  const auto* k = static_cast<const std::uint64_t*>(keys.keys) + begin;
+  const bool xxh = spec.kind == HashKind::Xxh64;
+  const auto run = [&](auto test_type) {
+    using Test = typename decltype(test_type)::type;
+    if (out != nullptr) {
+      return xxh ? contains_hashing<true, Xxh64U64, Test>(f, k, count, spec, scratch, out)
+                 : contains_hashing<true, Murmur64AU64, Test>(f, k, count, spec, scratch, out);
+    }
+    return xxh ? contains_hashing<false, Xxh64U64, Test>(f, k, count, spec, scratch, out)
+               : contains_hashing<false, Murmur64AU64, Test>(f, k, count, spec, scratch, out);
+  };
+  *hits += f.k <= 8 ? run(std::type_identity<CachelinePairsTest>())
+                    : run(std::type_identity<CachelineWideTest>());
+  return true;
+}
+inline constexpr auto kBloomContainsKeys = &bloom_contains_keys;
 #elif HWY_TARGET == HWY_AVX2
 // AVX2, cacheline512: one key per 256-bit vector, probe i in lane i (k <= 8;
 // up to 16 in two vectors).
@@ -514,8 +585,8 @@ std::uint64_t contains_cacheline_kernel(const detail::BloomRef&, const std::uint
 }
 #endif
 
-#if HWY_TARGET != HWY_AVX2
-// Only AVX2 hashes and tests in one loop (see contains_hashing).
+#if HWY_TARGET != HWY_AVX2 && HWY_TARGET != HWY_AVX3 && HWY_TARGET != HWY_AVX3_DL
+// Only AVX2 and AVX-512 hash and test in one loop (see contains_hashing).
 inline constexpr bool (*kBloomContainsKeys)(const detail::BloomRef&, const detail::KeyBatch&,
                                             std::size_t, std::size_t, HashSpec, std::uint64_t*,
                                             std::uint8_t*, std::uint64_t*) = nullptr;
