@@ -314,7 +314,11 @@ std::uint64_t contains_cacheline_kernel(const detail::BloomRef& f, const std::ui
 // AVX3_DL), BloomFilter::contains, 256 KiB, one thread, M keys/s, medians of
 // 5, six alternated rounds, hashed then tested against this loop: u64 k = 6
 // 571 (514-603) -> 619 (601-625), two threads 1100 -> 1183, k = 8 578 -> 617,
-// k = 9 474 -> 515, k = 16 476 -> 513. Not measured on AMD.
+// k = 9 474 -> 515, k = 16 476 -> 513; in a second run of five rounds, with
+// a build that had the eight-key tests as these classes but hashed, then
+// tested (both forms alike: 564 / 568, pre-hashed 869 / 876), k = 6 603, k =
+// 9 467 / 463 -> 498, k = 16 474 / 466 -> 494. Not measured on AMD. The add
+// did not gain so (below).
 template <bool kStore, class Hash, class Test>
 HWY_NOINLINE std::uint64_t contains_hashing(const detail::BloomRef& f,
                                             const typename Hash::Key* keys, std::size_t count,
@@ -520,7 +524,13 @@ std::uint64_t contains_cacheline_kernel(const detail::BloomRef& f, const std::ui
 // the same build hashing then adding, both below the unchanged build's 152.6;
 // the unchanged AVX3_DL strings add moved 216 -> 201-203 in both. Not
 // landed. Not tried on the Zen 3 guest, whose scalar multiplier is not a
-// vector port, as Intel's port 1 is.
+// vector port, as Intel's port 1 is. On AVX-512 with the masks from
+// kCachelineBit (add_group_offsets a step behind the hash pipeline, the step
+// before's keys set after it: add_cacheline_groups' order), same guest,
+// AVX3_DL, 256 KiB, medians of 5, five alternated rounds, hashed then added
+// against one loop: u64 k = 6 303 -> 254 M keys/s, two threads 585 -> 479, k
+// = 4 354 -> 284, k = 16 166 -> 150. The add's loads are its bound (bloom_add-
+// inl.h), and the hashing's stores and loads add to them.
 inline constexpr std::size_t kScalarKeysBesideTests = 2;
 
 // A function of its own that builds its own test: so GCC inlines the hash

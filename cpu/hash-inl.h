@@ -219,7 +219,14 @@ HWY_INLINE V64 hash_vector(const Hash& hash, V64 keys) {
 // How each target hashes fixed-width keys:
 //  - AVX3: a software pipeline (hash_fixed_pipelined). One thread of a Xeon,
 //    Sapphire Rapids class, XXH64 of u64 keys: 1180 -> 1500 M keys/s with the
-//    keys in cache and 1070 -> 1340 streamed from DRAM.
+//    keys in cache and 1070 -> 1340 streamed from DRAM. No scalar keys beside
+//    it: on the family 6 model 167 guest (Intel), AVX3_DL, the hash benchmark
+//    (u64 XXH64, keys streamed), medians of four alternated rounds, one a
+//    step 1184 against 1164 without, two 786. Nor are its vector ports the
+//    bound there: rotates and shifts by vpmultishiftqb (port 5) in place of
+//    port 0's ran alike (1175 against 1206), so the multiplies' latency and
+//    the key stream are; the Bloom contains' tests run in its idle slots
+//    (bloom_contains-inl.h).
 //  - AVX2: the same pipeline, and beside each vector of four u64 keys one
 //    more key hashed in scalar code in the same step: the integer multiplier
 //    works while the vector one does. Zen 5 guest, AVX2 pinned, one thread,
