@@ -174,9 +174,11 @@ HWY_INLINE String16Halves load_string16_halves(const std::uint8_t* p) {
 // vector and four scalar keys per step 7.04-7.09. (Measured with the
 // three-vpmuludq mul64; the one-vpmulld form took hashing alone from 3.72 to
 // 3.44 TSC cycles per key in another harness: hash-inl.h.)
-template <bool kXxh>
+template <bool kXxh, class AfterStep = NoAfterStep>
 HWY_INLINE void hash_width16_pipelined_as(const std::uint8_t* p, std::size_t vectors, HashSpec spec,
-                                          std::uint64_t* out) {
+                                          std::uint64_t* out,
+                                          const AfterStep& after = AfterStep()) {
+  constexpr bool kAfter = !std::is_same_v<AfterStep, NoAfterStep>;
   const D64 d;
   const std::size_t n = hn::Lanes(d);
   using Steps = Lane8Steps<kXxh>;
@@ -184,7 +186,12 @@ HWY_INLINE void hash_width16_pipelined_as(const std::uint8_t* p, std::size_t vec
   // State after stage S of the vector loaded S + 1 steps ago.
   V64 a0 = hn::Zero(d), b0 = a0, a1 = a0, b1 = a0, h2 = a0, b2 = a0, h3 = a0, h4 = a0;
   const auto step = [&](std::size_t load, std::size_t store, bool loads, bool stores) {
-    if (stores) hn::StoreU(Steps::finish1(h4), d, out + store);
+    if (stores) {
+      hn::StoreU(Steps::finish1(h4), d, out + store);
+      if constexpr (kAfter) {
+        if (store != 0) after(out, store - n, n);
+      }
+    }
     h4 = Steps::finish0(h3);
     h3 = Steps::fold(h2, b2);
     h2 = Steps::fold(start, a1);
@@ -200,6 +207,9 @@ HWY_INLINE void hash_width16_pipelined_as(const std::uint8_t* p, std::size_t vec
     }
   };
   run_pipeline(vectors, n, 5, step);  // stages 0..5: stored five steps after the load
+  if constexpr (kAfter) {
+    if (vectors != 0) after(out, (vectors - 1) * n, n);  // the last step stored
+  }
 }
 HWY_INLINE void hash_width16_pipelined(const std::uint8_t* p, std::size_t vectors, HashSpec spec,
                                        std::uint64_t* out) {

@@ -669,14 +669,28 @@ TEST_F(SimdKernels, HashScreenedKeepsExactlyThePassingHashes) {
   EXPECT_EQ(scalar_kernels().hash_screened, nullptr) << "the reference hashes, then screens in hll_add";
 }
 
+// The key batches bloom_contains_keys is tried on: u64 and u32 keys, and
+// strings (both offset widths) all 16 bytes long or mostly 16 (some shorter).
+// width16: all 16 bytes, which AVX-512 hashes and tests in one loop (other
+// strings it hashes, then tests, in the same call).
+struct ContainsKeys {
+  KeyKind kind;
+  bool width16;
+};
+constexpr ContainsKeys kContainsKeys[] = {{KeyKind::U64, false},
+                                          {KeyKind::U32, false},
+                                          {KeyKind::Offsets32, true},
+                                          {KeyKind::Offsets64, true},
+                                          {KeyKind::Offsets64, false}};
+
 // bloom_contains_keys answers as `hash` then `bloom_contains` do: key counts
 // 0..13 and 70 (the pipeline's fill, drain and tail; for k = 1, 6, 8, 9, 16 at
 // 1000 blocks, every count of lengths()), both hashes and a seed, with out
 // and without, adding to *hits, writing nothing past count, and taking
-// nothing from what the scratch held before. Where it declines (keys other
-// than u64, parquet_sbbf, a filter large enough to prefetch for) it
-// returns false and touches nothing. Present exactly where it was measured
-// to pay (bloom_contains-inl.h).
+// nothing from what the scratch held before. Where it declines (u32 keys,
+// and strings but on AVX-512; parquet_sbbf; a filter large enough to prefetch
+// for) it returns false and touches nothing. Present exactly where it was
+// measured to pay (bloom_contains-inl.h).
 TEST_F(SimdKernels, BloomContainsKeysMatchesHashThenContains) {
   const HashSpec specs[] = {HashSpec{}, HashSpec::redis(), {HashKind::Xxh64, 0x5eed}};
   // 2^14 blocks: 1 MiB of cacheline512, the first size the kernels prefetch for.
@@ -688,6 +702,7 @@ TEST_F(SimdKernels, BloomContainsKeysMatchesHashThenContains) {
     SCOPED_TRACE(t->name);
     ASSERT_EQ(t->kernels->bloom_contains_keys != nullptr, (t->bit & (HWY_AVX2 | HWY_AVX3 | HWY_AVX3_DL)) != 0);
     if (t->kernels->bloom_contains_keys == nullptr) continue;
+    const bool avx512 = (t->bit & (HWY_AVX3 | HWY_AVX3_DL)) != 0;
     any = true;
     for (BloomLayout layout : {BloomLayout::Cacheline512, BloomLayout::ParquetSbbf}) {
       for (std::uint64_t nb : block_counts) {
@@ -698,15 +713,28 @@ TEST_F(SimdKernels, BloomContainsKeysMatchesHashThenContains) {
           Filter f(nb, kk, layout);
           const std::size_t bytes = nb * layout::block_bytes(layout);
           const bool handles = layout == BloomLayout::Cacheline512 && bytes < (std::size_t{1} << 20);
-          for (KeyKind kind : {KeyKind::U64, KeyKind::U32}) {
+          for (ContainsKeys keys : kContainsKeys) {
+            const KeyKind kind = keys.kind;
+            const bool is_u = kind == KeyKind::U64 || kind == KeyKind::U32;
+            const bool taken = kind == KeyKind::U64 || (!is_u && avx512);
             for (const HashSpec& spec : specs) {
               for (std::size_t n : lengths()) {
                 if (!every_length && n > 13 && n != 70) continue;
-                const std::vector<std::uint64_t> src = random_u64(rng_, n + 3);
+                // Long string batches where they are taken, at one k of each AVX-512 test.
+                if (!is_u && n > 70 && !(avx512 && (kk == 6 || kk == 9))) continue;
+                std::vector<std::uint64_t> src;
+                std::optional<StringColumn> strings;
                 KeyBatch kb;
-                kb.kind = kind;
-                kb.n = n + 3;
-                kb.keys = src.data();
+                if (is_u) {
+                  src = random_u64(rng_, n + 3);
+                  kb.kind = kind;
+                  kb.n = n + 3;
+                  kb.keys = src.data();
+                } else {
+                  strings.emplace(rng_, n + 3, 16, n % 5,
+                                  keys.width16 ? StringColumn::Fixed::All : StringColumn::Fixed::Mostly);
+                  kb = strings->batch(kind);
+                }
                 const std::size_t begin = n % 3;
                 std::vector<std::uint64_t> h(n);
                 scalar_kernels().hash(kb, begin, n, spec, h.data());
@@ -721,7 +749,7 @@ TEST_F(SimdKernels, BloomContainsKeysMatchesHashThenContains) {
                 std::uint64_t hits = kHitsBefore;
                 const bool done =
                     t->kernels->bloom_contains_keys(f.ref, kb, begin, n, spec, scratch.data(), got.data(), &hits);
-                ASSERT_EQ(done, handles && kind == KeyKind::U64)
+                ASSERT_EQ(done, handles && taken)
                     << "layout " << int(layout) << " nb " << nb << " k " << kk << " kind " << int(kind);
                 if (!done) {
                   ASSERT_EQ(hits, kHitsBefore);
@@ -767,7 +795,9 @@ TEST_F(SimdKernels, BloomContainsKeysDeclinesOtherKeyKinds) {
   for (const SimdTarget* t : targets_) {
     if (t->kernels->bloom_contains_keys == nullptr) continue;
     SCOPED_TRACE(t->name);
+    const bool avx512 = (t->bit & (HWY_AVX3 | HWY_AVX3_DL)) != 0;
     for (const KeyBatch& kb : batches) {
+      if (avx512 && kb.kind != KeyKind::Prehashed) continue;  // taken: BloomContainsKeysMatchesHashThenContains
       std::vector<std::uint64_t> scratch(100, 42);
       std::vector<std::uint8_t> out(100, 0xA5);
       std::uint64_t hits = 7;
