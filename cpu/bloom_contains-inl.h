@@ -370,6 +370,25 @@ HWY_NOINLINE std::uint64_t contains_hashing_str16(const detail::BloomRef& f, con
                     f, scratch + hashed, count - hashed, {}, kStore ? out + hashed : nullptr);
 }
 
+// fn(store, xxh, test): the fused loop for this call, as compile-time
+// constants: whether it stores answers (std::bool_constant), whether the hash
+// is XXH64, and the eight-key test for the filter's k (std::type_identity).
+template <class Fn>
+HWY_INLINE std::uint64_t with_fused_loop(const detail::BloomRef& f, HashSpec spec,
+                                         const std::uint8_t* out, const Fn& fn) {
+  const auto by_k = [&](auto store, auto xxh) {
+    return f.k <= 8 ? fn(store, xxh, std::type_identity<CachelinePairsTest>())
+                    : fn(store, xxh, std::type_identity<CachelineWideTest>());
+  };
+  const bool xxh = spec.kind == HashKind::Xxh64;
+  if (out != nullptr) {
+    return xxh ? by_k(std::true_type(), std::true_type())
+               : by_k(std::true_type(), std::false_type());
+  }
+  return xxh ? by_k(std::false_type(), std::true_type())
+             : by_k(std::false_type(), std::false_type());
+}
+
 // A chunk of strings: those all 16 bytes long in one loop, others hashed
 // (hash_keys), then tested.
 template <class Offset>
@@ -379,18 +398,10 @@ HWY_INLINE std::uint64_t contains_strings(const detail::BloomRef& f, const detai
   const auto* offsets = static_cast<const Offset*>(keys.keys) + begin;
   if (count >= kK8Group && uniform_width(offsets, count) == 16) {
     const std::uint8_t* p = keys.data + offsets[0];
-    const bool xxh = spec.kind == HashKind::Xxh64;
-    const auto run = [&](auto test_type) {
-      using Test = typename decltype(test_type)::type;
-      if (out != nullptr) {
-        return xxh ? contains_hashing_str16<true, true, Test>(f, p, count, spec, scratch, out)
-                   : contains_hashing_str16<true, false, Test>(f, p, count, spec, scratch, out);
-      }
-      return xxh ? contains_hashing_str16<false, true, Test>(f, p, count, spec, scratch, out)
-                 : contains_hashing_str16<false, false, Test>(f, p, count, spec, scratch, out);
-    };
-    return f.k <= 8 ? run(std::type_identity<CachelinePairsTest>())
-                    : run(std::type_identity<CachelineWideTest>());
+    return with_fused_loop(f, spec, out, [&](auto store, auto xxh, auto test) {
+      return contains_hashing_str16<decltype(store)::value, decltype(xxh)::value,
+                                    typename decltype(test)::type>(f, p, count, spec, scratch, out);
+    });
   }
   hash_keys(keys, begin, count, spec, scratch);
   return out != nullptr ? contains_cacheline_kernel<false, true>(f, scratch, count, {}, out)
@@ -410,18 +421,11 @@ inline bool bloom_contains_keys(const detail::BloomRef& f, const detail::KeyBatc
   }
   if (keys.kind != detail::KeyKind::U64) return false;
   const auto* k = static_cast<const std::uint64_t*>(keys.keys) + begin;
-  const bool xxh = spec.kind == HashKind::Xxh64;
-  const auto run = [&](auto test_type) {
-    using Test = typename decltype(test_type)::type;
-    if (out != nullptr) {
-      return xxh ? contains_hashing<true, Xxh64U64, Test>(f, k, count, spec, scratch, out)
-                 : contains_hashing<true, Murmur64AU64, Test>(f, k, count, spec, scratch, out);
-    }
-    return xxh ? contains_hashing<false, Xxh64U64, Test>(f, k, count, spec, scratch, out)
-               : contains_hashing<false, Murmur64AU64, Test>(f, k, count, spec, scratch, out);
-  };
-  *hits += f.k <= 8 ? run(std::type_identity<CachelinePairsTest>())
-                    : run(std::type_identity<CachelineWideTest>());
+  *hits += with_fused_loop(f, spec, out, [&](auto store, auto xxh, auto test) {
+    using Hash = std::conditional_t<decltype(xxh)::value, Xxh64U64, Murmur64AU64>;
+    return contains_hashing<decltype(store)::value, Hash, typename decltype(test)::type>(
+        f, k, count, spec, scratch, out);
+  });
   return true;
 }
 inline constexpr auto kBloomContainsKeys = &bloom_contains_keys;
