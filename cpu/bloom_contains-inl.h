@@ -200,6 +200,18 @@ HWY_INLINE std::uint64_t contains_by_eights(const detail::BloomRef& f, const std
                                                                kStore ? out + i : nullptr);
 }
 
+// The eight keys' answers from the pair tests' masks of missing probes
+// (miss[j]: key 2j's in bits 0-7, key 2j + 1's in bits 8-15), joined in mask
+// registers before one move to a general register: bit l set iff key l has
+// none missing.
+HWY_INLINE __mmask8 pairs_present(const __mmask16 (&miss)[4]) {
+  const std::uint64_t missing = _cvtmask64_u64(
+      _mm512_kunpackd(_mm512_kunpackw(miss[3], miss[2]), _mm512_kunpackw(miss[1], miss[0])));
+  // A key is present iff its byte of missing probes is zero.
+  return static_cast<__mmask8>(
+      _mm_cmpeq_epi8_mask(_mm_cvtsi64_si128(static_cast<long long>(missing)), _mm_setzero_si128()));
+}
+
 // k <= 8: two keys per 512-bit vector. Lanes 0-7 hold key A's probes, lanes
 // 8-15 key B's; one two-table permute reads both keys' words from their two
 // blocks (word indices 16..31 select block B), and one masked test finds the
@@ -232,11 +244,7 @@ class CachelinePairsTest {
           _mm512_loadu_si512(words_ + block[2 * j + 1] * layout::kCachelineWords));
       miss[j] = _mm512_mask_testn_epi32_mask(live_, _mm512_rorv_epi32(words, pos), one);
     }
-    const std::uint64_t missing = _cvtmask64_u64(
-        _mm512_kunpackd(_mm512_kunpackw(miss[3], miss[2]), _mm512_kunpackw(miss[1], miss[0])));
-    // A key is present iff its byte of missing probes is zero.
-    return static_cast<__mmask8>(_mm_cmpeq_epi8_mask(
-        _mm_cvtsi64_si128(static_cast<long long>(missing)), _mm_setzero_si128()));
+    return pairs_present(miss);
   }
 
  private:
@@ -329,11 +337,7 @@ class SbbfPairsTest {
           1);
       miss[j] = _mm512_testn_epi32_mask(_mm512_rorv_epi32(words, shift), one);
     }
-    const std::uint64_t missing = _cvtmask64_u64(
-        _mm512_kunpackd(_mm512_kunpackw(miss[3], miss[2]), _mm512_kunpackw(miss[1], miss[0])));
-    // A key is present iff its byte of missing probes is zero.
-    return static_cast<__mmask8>(_mm_cmpeq_epi8_mask(
-        _mm_cvtsi64_si128(static_cast<long long>(missing)), _mm_setzero_si128()));
+    return pairs_present(miss);
   }
 
  private:
