@@ -307,11 +307,14 @@ class CachelineWideTest {
 // (its block inserted in the high half); word i's bit is (x * salt_i) >> 27,
 // tested by rotating it to bit 0. The generic test (sbbf_test, one key per
 // 256-bit vector and a branch-free answer per key) ran at 454 M keys/s (u64
-// keys, 256 KiB, AVX3_DL), below the same filter's add (572). With this test,
-// and the fused loop for keys it takes (bloom_contains_keys), model 167 guest,
-// medians of 5, four alternated rounds: u64 451 -> 640, two threads 892 ->
-// 1231, 16-byte strings 258 -> 384, two threads 496 -> 732; filters that miss
-// the cache alike (32 MiB 240 / 236, 1 GiB 59 / 59).
+// keys, 256 KiB, AVX3_DL), below the same filter's add (572). Model 167
+// guest, medians of 5, four alternated rounds each: with this test and the
+// fused loop (bloom_contains_keys) for both key kinds, u64 451 -> 640, two
+// threads 892 -> 1231, 16-byte strings 258 -> 384, two threads 496 -> 732;
+// filters that miss the cache alike (32 MiB 240 / 236, 1 GiB 59 / 59). Then
+// u64 keys hashed, then tested (256 a chunk) against the fused loop: 698 /
+// 653, two threads 1377 / 1259, where strings lost without it (334 / 392, two
+// threads 653 / 774). So u64 keys into this layout are hashed, then tested.
 class SbbfPairsTest {
  public:
   static constexpr BloomLayout kLayout = BloomLayout::ParquetSbbf;
@@ -377,7 +380,10 @@ std::uint64_t contains_cacheline_kernel(const detail::BloomRef& f, const std::ui
 // 9 467 / 463 -> 498, k = 16 474 / 466 -> 494. Not measured on AMD. The add
 // did not gain so (below). Prefetching the next step's eight blocks into L1
 // before each step's test (their hashes are stored by then) ran slower: k = 6
-// 634 -> 550, two threads 1222 -> 1040, k = 16 526 -> 467.
+// 634 -> 550, two threads 1222 -> 1040, k = 16 526 -> 467. u32 keys in this
+// loop ran slower than hashed, then tested (256 a chunk): public contains,
+// 256 KiB, 2^20 keys a call, medians of 41 calls, three alternated runs,
+// cacheline512 648-700 -> 485-662, parquet_sbbf 772-797 -> 663-686.
 template <bool kStore, class Hash, class Test>
 HWY_NOINLINE std::uint64_t contains_hashing(const detail::BloomRef& f,
                                             const typename Hash::Key* keys, std::size_t count,
@@ -481,7 +487,9 @@ inline bool bloom_contains_keys(const detail::BloomRef& f, const detail::KeyBatc
                  : contains_strings<std::int64_t>(f, keys, begin, count, spec, scratch, out);
     return true;
   }
-  if (keys.kind != detail::KeyKind::U64) return false;
+  // u64 keys into parquet_sbbf (and u32 keys) ran faster hashed, then tested:
+  // SbbfPairsTest, and the u32 figures below.
+  if (keys.kind != detail::KeyKind::U64 || f.layout == BloomLayout::ParquetSbbf) return false;
   const auto* k = static_cast<const std::uint64_t*>(keys.keys) + begin;
   *hits += with_fused_loop(f, spec, out, [&](auto store, auto xxh, auto test) {
     using Hash = std::conditional_t<decltype(xxh)::value, Xxh64U64, Murmur64AU64>;
