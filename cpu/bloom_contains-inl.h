@@ -435,13 +435,17 @@ HWY_NOINLINE std::uint64_t contains_hashing_str16(const detail::BloomRef& f, con
 // fn(store, xxh, test): the fused loop for this call, as compile-time
 // constants: whether it stores answers (std::bool_constant), whether the hash
 // is XXH64, and the eight-key test for the filter's layout and k
-// (std::type_identity).
-template <class Fn>
+// (std::type_identity). kSbbf: whether parquet_sbbf filters come here (for
+// strings; u64 keys into one are hashed, then tested), else the caller passes
+// cacheline512 filters only and no loop for parquet_sbbf is compiled.
+template <bool kSbbf, class Fn>
 HWY_INLINE std::uint64_t with_fused_loop(const detail::BloomRef& f, HashSpec spec,
                                          const std::uint8_t* out, const Fn& fn) {
   const auto by_k = [&](auto store, auto xxh) {
-    if (f.layout == BloomLayout::ParquetSbbf) {
-      return fn(store, xxh, std::type_identity<SbbfPairsTest>());
+    if constexpr (kSbbf) {
+      if (f.layout == BloomLayout::ParquetSbbf) {
+        return fn(store, xxh, std::type_identity<SbbfPairsTest>());
+      }
     }
     return f.k <= 8 ? fn(store, xxh, std::type_identity<CachelinePairsTest>())
                     : fn(store, xxh, std::type_identity<CachelineWideTest>());
@@ -464,7 +468,7 @@ HWY_INLINE std::uint64_t contains_strings(const detail::BloomRef& f, const detai
   const auto* offsets = static_cast<const Offset*>(keys.keys) + begin;
   if (count >= kK8Group && uniform_width(offsets, count) == 16) {
     const std::uint8_t* p = keys.data + offsets[0];
-    return with_fused_loop(f, spec, out, [&](auto store, auto xxh, auto test) {
+    return with_fused_loop<true>(f, spec, out, [&](auto store, auto xxh, auto test) {
       return contains_hashing_str16<decltype(store)::value, decltype(xxh)::value,
                                     typename decltype(test)::type>(f, p, count, spec, scratch, out);
     });
@@ -487,11 +491,11 @@ inline bool bloom_contains_keys(const detail::BloomRef& f, const detail::KeyBatc
                  : contains_strings<std::int64_t>(f, keys, begin, count, spec, scratch, out);
     return true;
   }
-  // u64 keys into parquet_sbbf (and u32 keys) ran faster hashed, then tested:
-  // SbbfPairsTest, and the u32 figures below.
+  // u64 keys into parquet_sbbf, and u32 keys, ran faster hashed, then tested
+  // (the figures above SbbfPairsTest and contains_hashing).
   if (keys.kind != detail::KeyKind::U64 || f.layout == BloomLayout::ParquetSbbf) return false;
   const auto* k = static_cast<const std::uint64_t*>(keys.keys) + begin;
-  *hits += with_fused_loop(f, spec, out, [&](auto store, auto xxh, auto test) {
+  *hits += with_fused_loop<false>(f, spec, out, [&](auto store, auto xxh, auto test) {
     using Hash = std::conditional_t<decltype(xxh)::value, Xxh64U64, Murmur64AU64>;
     return contains_hashing<decltype(store)::value, Hash, typename decltype(test)::type>(
         f, k, count, spec, scratch, out);
