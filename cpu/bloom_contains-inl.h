@@ -349,20 +349,34 @@ class SbbfPairsTest {
   __m512i salt_;
 };
 
-// fn(test) with the eight-key test for the filter's layout and k.
-template <class Fn>
-HWY_INLINE std::uint64_t with_eights_test(const detail::BloomRef& f, const Fn& fn) {
-  if (f.layout == BloomLayout::ParquetSbbf) return fn(SbbfPairsTest(f));
-  return f.k <= 8 ? fn(CachelinePairsTest(f)) : fn(CachelineWideTest(f));
+// fn(std::type_identity<Test>()) with the eight-key test for the filter's
+// layout and k. kSbbf: whether parquet_sbbf filters come here; if not, the
+// caller passes cacheline512 filters only and nothing for parquet_sbbf is
+// compiled.
+template <bool kSbbf = true, class Fn>
+HWY_INLINE std::uint64_t with_eights_test_type(const detail::BloomRef& f, const Fn& fn) {
+  if constexpr (kSbbf) {
+    if (f.layout == BloomLayout::ParquetSbbf) return fn(std::type_identity<SbbfPairsTest>());
+  }
+  return f.k <= 8 ? fn(std::type_identity<CachelinePairsTest>())
+                  : fn(std::type_identity<CachelineWideTest>());
+}
+
+// The eight-key loop over hashes for a filter of either layout.
+template <bool kPrefetch, bool kStore>
+std::uint64_t contains_eights(const detail::BloomRef& f, const std::uint64_t* hashes, std::size_t n,
+                              detail::BloomLookahead around, std::uint8_t* out) {
+  return with_eights_test_type(f, [&](auto test) {
+    return contains_by_eights<kPrefetch, kStore>(f, hashes, n, around, out,
+                                                 typename decltype(test)::type(f));
+  });
 }
 
 template <bool kPrefetch, bool kStore>
 std::uint64_t contains_cacheline_kernel(const detail::BloomRef& f, const std::uint64_t* hashes,
                                         std::size_t n, detail::BloomLookahead around,
                                         std::uint8_t* out) {
-  return with_eights_test(f, [&](const auto& test) {
-    return contains_by_eights<kPrefetch, kStore>(f, hashes, n, around, out, test);
-  });
+  return contains_eights<kPrefetch, kStore>(f, hashes, n, around, out);
 }
 
 // Keys hashed and tested in one loop (kernels.hpp's bloom_contains_keys), as on
@@ -435,20 +449,13 @@ HWY_NOINLINE std::uint64_t contains_hashing_str16(const detail::BloomRef& f, con
 // fn(store, xxh, test): the fused loop for this call, as compile-time
 // constants: whether it stores answers (std::bool_constant), whether the hash
 // is XXH64, and the eight-key test for the filter's layout and k
-// (std::type_identity). kSbbf: whether parquet_sbbf filters come here (for
-// strings; u64 keys into one are hashed, then tested), else the caller passes
-// cacheline512 filters only and no loop for parquet_sbbf is compiled.
+// (std::type_identity). kSbbf as for with_eights_test_type (strings come with
+// parquet_sbbf filters; u64 keys into one are hashed, then tested).
 template <bool kSbbf, class Fn>
 HWY_INLINE std::uint64_t with_fused_loop(const detail::BloomRef& f, HashSpec spec,
                                          const std::uint8_t* out, const Fn& fn) {
   const auto by_k = [&](auto store, auto xxh) {
-    if constexpr (kSbbf) {
-      if (f.layout == BloomLayout::ParquetSbbf) {
-        return fn(store, xxh, std::type_identity<SbbfPairsTest>());
-      }
-    }
-    return f.k <= 8 ? fn(store, xxh, std::type_identity<CachelinePairsTest>())
-                    : fn(store, xxh, std::type_identity<CachelineWideTest>());
+    return with_eights_test_type<kSbbf>(f, [&](auto test) { return fn(store, xxh, test); });
   };
   const bool xxh = spec.kind == HashKind::Xxh64;
   if (out != nullptr) {
@@ -474,10 +481,8 @@ HWY_INLINE std::uint64_t contains_strings(const detail::BloomRef& f, const detai
     });
   }
   hash_keys(keys, begin, count, spec, scratch);
-  return with_eights_test(f, [&](const auto& test) {
-    return out != nullptr ? contains_by_eights<false, true>(f, scratch, count, {}, out, test)
-                          : contains_by_eights<false, false>(f, scratch, count, {}, out, test);
-  });
+  return out != nullptr ? contains_eights<false, true>(f, scratch, count, {}, out)
+                        : contains_eights<false, false>(f, scratch, count, {}, out);
 }
 
 inline bool bloom_contains_keys(const detail::BloomRef& f, const detail::KeyBatch& keys,
@@ -790,7 +795,7 @@ std::uint64_t contains_layout(const detail::BloomRef& f, const std::uint64_t* ha
     }
   }
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
-  return contains_by_eights<kPrefetch, kStore>(f, hashes, n, around, out, SbbfPairsTest(f));
+  return contains_eights<kPrefetch, kStore>(f, hashes, n, around, out);
 #elif HWY_TARGET == HWY_AVX2
   return contains_each<kPrefetch, kStore, layout::kSbbfWords>(f, hashes, n, around, out,
                                                               SbbfAvx2Test(f));
