@@ -226,7 +226,7 @@ HWY_INLINE V64 hash_vector(const Hash& hash, V64 keys) {
 //    bound there: rotates and shifts by vpmultishiftqb (port 5) in place of
 //    port 0's ran alike (1175 against 1206), so the multiplies' latency and
 //    the key stream are; the Bloom contains' tests run in its idle slots
-//    (bloom_contains-inl.h).
+//    (bloom_contains_avx512-inl.h).
 //  - AVX2: the same pipeline, and beside each vector of four u64 keys one
 //    more key hashed in scalar code in the same step: the integer multiplier
 //    works while the vector one does. Zen 5 guest, AVX2 pinned, one thread,

@@ -690,7 +690,7 @@ constexpr ContainsKeys kContainsKeys[] = {{KeyKind::U64, false},
 // nothing from what the scratch held before. Where it declines (u32 keys;
 // strings but on AVX-512; u64 keys into parquet_sbbf on AVX-512; a filter of
 // either layout large enough to prefetch for) it returns false and touches
-// nothing. Present exactly where it was measured to pay (bloom_contains-inl.h).
+// nothing. Present exactly where it was measured to pay (bloom_contains_avx2-inl.h, bloom_contains_avx512-inl.h).
 TEST_F(SimdKernels, BloomContainsKeysMatchesHashThenContains) {
   const HashSpec specs[] = {HashSpec{}, HashSpec::redis(), {HashKind::Xxh64, 0x5eed}};
   // 2^14 blocks: 1 MiB of cacheline512, the first size the kernels prefetch for.
@@ -716,7 +716,7 @@ TEST_F(SimdKernels, BloomContainsKeysMatchesHashThenContains) {
           for (ContainsKeys keys : kContainsKeys) {
             const KeyKind kind = keys.kind;
             const bool is_u = kind == KeyKind::U64 || kind == KeyKind::U32;
-            // AVX-512 hashes, then tests u64 keys into parquet_sbbf (bloom_contains-inl.h).
+            // AVX-512 hashes, then tests u64 keys into parquet_sbbf (bloom_contains_avx512-inl.h).
             const bool taken =
                 (kind == KeyKind::U64 && !(avx512 && layout == BloomLayout::ParquetSbbf)) || (!is_u && avx512);
             for (const HashSpec& spec : specs) {
