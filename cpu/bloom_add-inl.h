@@ -118,14 +118,22 @@ HWY_INLINE void sbbf_set(std::uint32_t* block, std::uint64_t h) {
 // Rapids guest, masks built from scalar positions -- a broadcast from a
 // general register per probe -- had measured 1.3x slower than
 // read-modify-writes. On the model 167 guest, in a standalone copy of this
-// loop (k = 6, pre-hashed, core cycles per key at the 3.95 GHz of its clock
-// probe, medians of 101 passes over 2^16 keys): the table 9.6-11.6, each
+// loop (k = 6, pre-hashed, core cycles per key at the 3.75 GHz its imul
+// chain read, medians of 51-101 passes over 2^16 keys, two runs; an earlier
+// copy called each variant through a function pointer, and its figures, 1-2
+// cycles higher, included that call): 256 KiB filter, the table 8.6-8.9 (8
+// KiB: 7.8), two offsets per 64-bit load 8.5 (7.7), shifts 9.7-10.2, each
 // probe's part as a masked broadcast of its bit (a 16-bit lane mask from a
-// 32-byte table or a shift, the bit from a 128-byte table) 17.6-18.2, two
-// such chains a key 14.5-15.0. The floor there is the block's read-modify-
-// write: a bare loop writing random 64-byte lines of a 256 KiB buffer ran
-// at 2.4-2.8 TSC cycles per line (prefetchw 8-64 lines ahead: 2.4-2.6),
-// 1.7-1.9 in 8 KiB, against 6.7 for the library's add of pre-hashed keys.
+// 32-byte table or a shift, the bit from a 128-byte table) 17.2-17.4, two
+// such chains a key 12.2-12.6. Of the table's 8.6-8.9, the masks built and
+// not written took 6.7-6.9, and a fixed mask written to each key's block
+// (the offsets still computed) 5.0-5.3; six random 64-byte loads from a 32
+// KiB table a key, their offsets shifted out of one register, took 4.7-5.7
+// alone (consecutive lines: 0.58 a load), so the table's loads are most of
+// the mask's cost. A bare loop writing random 64-byte lines of a 256 KiB
+// buffer ran at 2.4-2.8 TSC cycles per line (prefetchw 8-64 lines ahead:
+// 2.4-2.6), 1.7-1.9 in 8 KiB, against 6.7 for the library's add of
+// pre-hashed keys.
 inline constexpr std::size_t kAddGroup = 8;  // keys per step: one vector of hashes
 
 // Positions buffered per key: probes 0-7 two keys per vector multiply, or
