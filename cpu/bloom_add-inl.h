@@ -108,13 +108,16 @@ HWY_INLINE void sbbf_set(std::uint32_t* block, std::uint64_t h) {
 // that miss the cache keep the shifts: 32 MiB, u64, 5.10-5.24 against
 // 6.00-6.24 with the table (whose 32 KiB likely push the prefetched blocks
 // out of L1).
-// Tried there: two offsets per 64-bit load ran alike; slower were offsets
-// from scalar multiplies for the probes past the first (2k - 3) / 4, k / 2
-// or none (as the table's first form; k = 6: 3.62-3.95 against 3.31-3.55 all
-// loaded), one to three shifted parts mixed into the loaded ones, the k word
-// read-modify-writes AVX2 uses (k = 6 / 16: 4.15-4.40 / 8.44-9.32), and the
-// first four to eight probes as a mask, then the others as words (k = 9:
-// 5.6-9.2, each word's load waits for the mask's store). On the Emerald
+// Tried there: two offsets per 64-bit load ran alike; slower were offsets from
+// scalar multiplies for the probes past the first (2k - 3) / 4, k / 2 or none
+// (as the table's first form; k = 6: 3.62-3.95 against 3.31-3.55 all loaded),
+// one to four shifted parts mixed into the loaded ones (in the standalone copy
+// below, 16 KiB / 256 KiB, 6 loaded 7.6 / 8.9, 5 8.0 / 8.7-9.2, 4 8.3 /
+// 9.0-9.2, 3 8.3 / 9.1-9.5, 2 8.8 / 9.2-9.5, none 9.4 / 9.7-10.0: each
+// shifted part cost more than the loads it saved), the k word read-modify-
+// writes AVX2 uses (k = 6 / 16: 4.15-4.40 / 8.44-9.32), and the first four to
+// eight probes as a mask, then the others as words (k = 9: 5.6-9.2, each
+// word's load waits for the mask's store). On the Emerald
 // Rapids guest, masks built from scalar positions -- a broadcast from a
 // general register per probe -- had measured 1.3x slower than
 // read-modify-writes. On the model 167 guest, in a standalone copy of this
