@@ -1,6 +1,6 @@
 // Per-target blocked Bloom filter add kernels (DESIGN.md §3): each key's k
 // bits are ORed into its block, the block written once where the target
-// allows. tests/simd_kernels_test.cc proves identity with the scalar
+// allows. tests/simd_bloom_kernels_test.cc proves identity with the scalar
 // reference.
 
 #if defined(PROBKIT_CPU_BLOOM_ADD_INL_H_) == defined(HWY_TARGET_TOGGLE)

@@ -1,7 +1,7 @@
 // Per-target blocked Bloom filter contains (DESIGN.md §3): which loop tests a
 // call's keys. The loops: bloom_contains_generic-inl.h (every target, one key
 // at a time), bloom_contains_avx512-inl.h and bloom_contains_avx2-inl.h.
-// tests/simd_kernels_test.cc proves identity with the scalar reference.
+// tests/simd_bloom_kernels_test.cc proves identity with the scalar reference.
 
 #if defined(PROBKIT_CPU_BLOOM_CONTAINS_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef PROBKIT_CPU_BLOOM_CONTAINS_INL_H_

@@ -1,6 +1,6 @@
 // AVX2 Bloom filter contains kernels (DESIGN.md §3): one key a 256-bit
 // vector, and u64 keys hashed and tested in one loop. bloom_contains-inl.h
-// dispatches to them; tests/simd_kernels_test.cc proves identity with the
+// dispatches to them; tests/simd_bloom_kernels_test.cc proves identity with the
 // scalar reference.
 
 #if defined(PROBKIT_CPU_BLOOM_CONTAINS_AVX2_INL_H_) == defined(HWY_TARGET_TOGGLE)

@@ -1,7 +1,7 @@
-// AVX-512 Bloom filter contains kernels (DESIGN.md §3): eight keys a loop
-// step, and u64 keys and 16-byte strings hashed and tested in one loop.
-// bloom_contains-inl.h dispatches to them; tests/simd_kernels_test.cc proves
-// identity with the scalar reference.
+// AVX-512 Bloom filter contains kernels (DESIGN.md §3): eight keys a loop step,
+// and u64 keys and 16-byte strings hashed and tested in one loop.
+// bloom_contains-inl.h dispatches to them; tests/simd_bloom_kernels_test.cc
+// proves identity with the scalar reference.
 
 #if defined(PROBKIT_CPU_BLOOM_CONTAINS_AVX512_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef PROBKIT_CPU_BLOOM_CONTAINS_AVX512_INL_H_
@@ -30,18 +30,17 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
 
-// AVX-512, cacheline512: every k in intrinsics (Highway 1.0.3 has no
-// two-table lookup), eight keys a loop step; tests/simd_kernels_test.cc holds
-// both forms to the reference. Block indices are computed in scalar code:
-// from a vector multiply, stored and reloaded, they were 1.1x slower (the
-// reloads wait on the store). Each probe's bit is bit 0 of its word rotated
-// right by its position (vprorvd takes the count mod 32), and the keys'
-// 16-bit masks of missing probes are joined in mask registers (kunpck)
-// before one move to a general register: with 1 << position shifted in and
-// each mask moved out, the k <= 8 kernel alone took 3.07 (16 KiB filter) and
-// 3.10 (256 KiB) TSC cycles per key, now 2.64 and 2.66 (pre-hashed keys, best
-// of 14 alternated runs, family 6 model 167 Xeon guest at 2.0 GHz; ports 0
-// and 5 bound it).
+// AVX-512, cacheline512: every k in intrinsics (Highway 1.0.3 has no two-table
+// lookup), eight keys a loop step; tests/simd_bloom_kernels_test.cc holds both
+// forms to the reference. Block indices are computed in scalar code: from a
+// vector multiply, stored and reloaded, they were 1.1x slower (the reloads wait
+// on the store). Each probe's bit is bit 0 of its word rotated right by its
+// position (vprorvd takes the count mod 32), and the keys' 16-bit masks of
+// missing probes are joined in mask registers (kunpck) before one move to a
+// general register: with 1 << position shifted in and each mask moved out, the
+// k <= 8 kernel alone took 3.07 (16 KiB filter) and 3.10 (256 KiB) TSC cycles
+// per key, now 2.64 and 2.66 (pre-hashed keys, best of 14 alternated runs,
+// family 6 model 167 Xeon guest at 2.0 GHz; ports 0 and 5 bound it).
 inline constexpr std::uint32_t kCachelineKernelMaxK = layout::kMaxCachelineK;
 inline constexpr std::size_t kK8Group = 8;  // keys per loop step: one vector of hashes
 

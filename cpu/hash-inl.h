@@ -1,8 +1,8 @@
 // Per-target key hashing: XXH64 and MurmurHash64A of u64 and u32 keys, one key
 // per 64-bit lane. Each step is the vector form of the layout function of the
-// same name (include/probkit/layout/); tests/simd_kernels_test.cc proves the
-// results equal the scalar reference. Strings and the per-kind entry point are in
-// hash_keys-inl.h.
+// same name (include/probkit/layout/); tests/simd_hash_kernels_test.cc proves
+// the results equal the scalar reference. Strings and the per-kind entry point
+// are in hash_keys-inl.h.
 
 // Toggling include guard: foreach_target.h includes this once per target.
 #if defined(PROBKIT_CPU_HASH_INL_H_) == defined(HWY_TARGET_TOGGLE)

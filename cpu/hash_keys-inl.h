@@ -3,9 +3,9 @@
 // lane, each lane walking its own string with gathers; elsewhere the
 // reference's loop. Batches of strings all 8 or all 16 bytes long take
 // fixed-width paths everywhere: plain vector loads (AVX-512 and AVX2) or the
-// reference's hash with the width compiled in. Both XXH64 and
-// MurmurHash64A. tests/simd_kernels_test.cc holds the results to the scalar
-// reference for lengths 0..300 and every alignment.
+// reference's hash with the width compiled in. Both XXH64 and MurmurHash64A.
+// tests/simd_hash_kernels_test.cc holds the results to the scalar reference for
+// lengths 0..300 and every alignment.
 
 #if defined(PROBKIT_CPU_HASH_KEYS_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef PROBKIT_CPU_HASH_KEYS_INL_H_

@@ -1,0 +1,128 @@
+// The fixture and helpers of the SIMD kernel tests (simd_*kernels_test.cc):
+// every compiled Highway target that this CPU supports, held to the scalar
+// reference kernel by kernel on random data (DESIGN.md §6 at the level of
+// cpu/simd.cc).
+#pragma once
+
+#include <gtest/gtest.h>
+#include <hwy/targets.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cpu/add_masks.h"
+#include "probkit/detail/kernels.hpp"
+
+namespace probkit::detail::simd_test {
+
+inline std::vector<const SimdTarget*> supported_targets() {
+  const SimdTarget* all = nullptr;
+  const std::size_t n = compiled_simd_targets(&all);
+  std::vector<const SimdTarget*> out;
+  for (std::size_t i = 0; i < n; ++i) {
+    if ((hwy::SupportedTargets() & all[i].bit) != 0) out.push_back(&all[i]);
+  }
+  return out;
+}
+
+// Lengths 0..70 cover every vector tail; 10^5 covers many hash chunks.
+inline std::vector<std::size_t> lengths() {
+  std::vector<std::size_t> out;
+  for (std::size_t n = 0; n <= 70; ++n) out.push_back(n);
+  out.push_back(100000);
+  out.push_back(100003);  // a tail after whole steps of 4, 5 or 8 keys
+  return out;
+}
+
+inline std::vector<std::uint64_t> random_u64(std::mt19937_64& rng, std::size_t n) {
+  std::vector<std::uint64_t> v(n);
+  for (auto& x : v) x = rng();
+  return v;
+}
+
+// Storage whose data() is deliberately misaligned by `offset` elements.
+template <class T>
+struct Misaligned {
+  std::vector<T> buf;
+  std::size_t offset;
+  Misaligned(std::size_t n, std::size_t off) : buf(n + off + 1), offset(off) {}
+  T* data() { return buf.data() + offset; }
+};
+
+class SimdKernels : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    targets_ = supported_targets();
+    if (targets_.empty()) GTEST_SKIP() << "no compiled SIMD target runs on this CPU";
+  }
+  void TearDown() override { cpu::set_avx512_add_masks_for_testing(std::nullopt); }
+
+  // fn(target) for every target, and once more for each AVX-512 target with
+  // its add's masks built the other way (cpu/add_masks.h): each way is held
+  // to the reference whichever this CPU's vendor picks.
+  template <class Fn>
+  void for_each_target_and_add_masks(const Fn& fn) {
+    for (cpu::AddMasks masks : {cpu::AddMasks::kShifts, cpu::AddMasks::kBitTable}) {
+      SCOPED_TRACE(std::string("AVX-512 add masks: ") + cpu::add_masks_name(masks));
+      cpu::set_avx512_add_masks_for_testing(masks);
+      for (const SimdTarget* t : targets_) {
+        if (masks == cpu::AddMasks::kBitTable && (t->bit & (HWY_AVX3 | HWY_AVX3_DL)) == 0) continue;
+        fn(t);
+        if (::testing::Test::HasFatalFailure()) return;
+      }
+    }
+  }
+
+  std::vector<const SimdTarget*> targets_;
+  std::mt19937_64 rng_{20261130};
+};
+
+// One string column: lengths drawn from `max_len`, stored back to back from
+// `first` into data that ends exactly at the last string's end (so the last
+// tails have no slack behind them).
+struct StringColumn {
+  std::vector<std::uint8_t> data;
+  std::vector<std::int32_t> off32;
+  std::vector<std::int64_t> off64;
+  // Fixed::Mostly: every string is max_len bytes long except those that
+  // rng() % 16 picks (about one in sixteen: groups of one length and mixed
+  // ones). Fixed::All: every string is max_len bytes long (a batch of
+  // fixed-width keys, which every target hashes by a fixed-width path).
+  enum class Fixed { No, Mostly, All };
+  StringColumn(std::mt19937_64& rng, std::size_t n, std::size_t max_len, std::size_t first, Fixed fixed = Fixed::No) {
+    off64.push_back(static_cast<std::int64_t>(first));
+    for (std::size_t i = 0; i < n; ++i) {
+      const bool full = fixed == Fixed::All || (fixed == Fixed::Mostly && rng() % 16 != 0);
+      const std::size_t len = full ? max_len : rng() % (max_len + 1);
+      off64.push_back(off64.back() + static_cast<std::int64_t>(len));
+    }
+    fill(rng);
+  }
+  // Strings of the given lengths, from offset 0.
+  StringColumn(std::mt19937_64& rng, const std::vector<std::size_t>& lengths) {
+    off64.push_back(0);
+    for (std::size_t len : lengths) off64.push_back(off64.back() + static_cast<std::int64_t>(len));
+    fill(rng);
+  }
+  void fill(std::mt19937_64& rng) {
+    data.resize(static_cast<std::size_t>(off64.back()));
+    for (auto& b : data) b = static_cast<std::uint8_t>(rng());
+    off32.assign(off64.begin(), off64.end());
+  }
+  KeyBatch batch(KeyKind kind) const {
+    KeyBatch kb;
+    kb.kind = kind;
+    kb.n = off64.size() - 1;
+    kb.keys = kind == KeyKind::Offsets32 ? static_cast<const void*>(off32.data())
+                                         : static_cast<const void*>(off64.data());
+    kb.data = data.data();
+    kb.data_size = data.size();
+    return kb;
+  }
+};
+
+}  // namespace probkit::detail::simd_test
