@@ -19,7 +19,6 @@
 #include "bloom_contains_avx2-inl.h"
 #include "bloom_contains_avx512-inl.h"
 #include "bloom_contains_generic-inl.h"
-#include "hash-inl.h"
 #include "probkit/detail/kernels.hpp"
 #include "probkit/layout/bloom.hpp"
 
