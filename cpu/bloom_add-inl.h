@@ -170,10 +170,9 @@ HWY_INLINE __m512i buffered_position(__m512i product) {
   }
 }
 
+// The offsets of the eight keys whose hashes h holds.
 template <std::uint32_t kK, bool kFromTable>
-HWY_INLINE void add_group_offsets(const std::uint64_t* hashes, __m512i num_blocks,
-                                  AddGroupOffsets<kK>& out) {
-  const __m512i h = _mm512_loadu_si512(hashes);
+HWY_INLINE void add_group_offsets_of(__m512i h, __m512i num_blocks, AddGroupOffsets<kK>& out) {
   if constexpr (kBufferedProbes<kK> == 8) {
     const __m512i salt = _mm512_broadcast_i32x8(
         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(layout::kBloomSalt)));
@@ -195,6 +194,12 @@ HWY_INLINE void add_group_offsets(const std::uint64_t* hashes, __m512i num_block
   const __m512i block =
       _mm512_srli_epi64(_mm512_mul_epu32(_mm512_srli_epi64(h, 32), num_blocks), 32);
   _mm512_store_si512(out.block_bytes, _mm512_slli_epi64(block, 6));
+}
+
+template <std::uint32_t kK, bool kFromTable>
+HWY_INLINE void add_group_offsets(const std::uint64_t* hashes, __m512i num_blocks,
+                                  AddGroupOffsets<kK>& out) {
+  add_group_offsets_of<kK, kFromTable>(_mm512_loadu_si512(hashes), num_blocks, out);
 }
 
 // ORs the bits at the key's kK positions into its block, written once.
@@ -422,6 +427,14 @@ constexpr std::array<AddLoop, sizeof...(kKs)> cacheline_add_loops(
   return {&add_loop<kPrefetch, BloomLayout::Cacheline512, kKs + 1, kFromTable>...};
 }
 
+// Whether f's adds build their masks from kCachelineBit: a cacheline512
+// filter in the cache (no prefetching) on a CPU for which avx512_add_masks()
+// picks the table.
+HWY_INLINE bool masks_from_table(const detail::BloomRef& f) {
+  return kMasksFromTable && f.layout == BloomLayout::Cacheline512 && prefetch_distance(f) == 0 &&
+         avx512_add_masks() == AddMasks::kBitTable;
+}
+
 inline void bloom_add(const detail::BloomRef& f, const std::uint64_t* hashes, std::size_t n,
                       detail::BloomLookahead around) {
   using Ks = std::make_integer_sequence<std::uint32_t, layout::kMaxCachelineK>;
@@ -431,9 +444,7 @@ inline void bloom_add(const detail::BloomRef& f, const std::uint64_t* hashes, st
   static constexpr auto kCachelineTableLoops = cacheline_add_loops<false, kMasksFromTable>(Ks());
   const bool prefetch = prefetch_distance(f) != 0;
   if (f.layout == BloomLayout::Cacheline512) {
-    if (kMasksFromTable && !prefetch && avx512_add_masks() == AddMasks::kBitTable) {
-      return kCachelineTableLoops[f.k - 1](f, hashes, n, around);
-    }
+    if (masks_from_table(f)) return kCachelineTableLoops[f.k - 1](f, hashes, n, around);
     return (prefetch ? kCachelinePrefetchLoops : kCachelineLoops)[f.k - 1](f, hashes, n, around);
   }
   return prefetch ? add_loop<true, BloomLayout::ParquetSbbf, layout::kSbbfK>(f, hashes, n, around)

@@ -202,7 +202,7 @@ std::uint64_t contains_cacheline_kernel(const detail::BloomRef& f, const std::ui
 // prefetched per key 44.4 (16 keys 32 ahead 45.3, 32 keys 64 ahead 42.1, 64
 // keys 128 ahead 44.6); each 32 keys' blocks prefetched as soon as they were
 // hashed 62.0 against 53.0 (a busier minute). Hashing alone took 3.6.
-// The add has no such loop: each step's keys added a step behind their
+// The AVX2 add has no such loop: each step's keys added a step behind their
 // hashes (positions from vector multiplies, then word read-modify-writes)
 // measured within 3% either way on Zen 5, and slower on the Zen 3 guest, 256
 // KiB, medians of 15 batches: 12.73 -> 14.87 TSC cycles per key in a quiet
@@ -222,18 +222,16 @@ std::uint64_t contains_cacheline_kernel(const detail::BloomRef& f, const std::ui
 // the unchanged AVX3_DL strings add moved 216 -> 201-203 in both. Not
 // landed. Not tried on the Zen 3 guest, whose scalar multiplier is not a
 // vector port, as Intel's port 1 is. On AVX-512 with the masks from
-// kCachelineBit (add_group_offsets a step behind the hash pipeline, the step
+// kCachelineBit, add_group_offsets a step behind the hash pipeline (the step
 // before's keys set after it: add_cacheline_groups' order), same guest,
 // AVX3_DL, 256 KiB, medians of 5, five alternated rounds, hashed then added
 // against one loop: u64 k = 6 303 -> 254 M keys/s, two threads 585 -> 479, k
-// = 4 354 -> 284, k = 16 166 -> 150. The add's loads are its bound (bloom_add-
-// inl.h), and the hashing's stores and loads add to them. Even with the
-// hashes kept in registers (no store, no reload), a standalone copy there
-// (XXH64 of u64 keys, 2^16 a pass, 256 KiB, k = 6, medians of 101 passes,
-// core cycles per key at the 3.75 GHz its imul chain read) ran 12.4 fused
-// against 13.1 hashed in chunks of 256 then added (hashing alone 3.1, the
-// add of pre-hashed keys 10.0): the two share the vector ports, so a fused
-// add would gain about 5% at best there.
+// = 4 354 -> 284, k = 16 166 -> 150. The loop that landed there instead
+// (bloom_add_keys.cc) hashes three steps ahead and keeps the hashes in
+// registers: k = 6 320 -> 355. A standalone copy of that form had predicted
+// less (XXH64 of u64 keys, 2^16 a pass, 256 KiB, k = 6, medians of 101
+// passes, core cycles per key at the 3.75 GHz its imul chain read: 12.4
+// fused against 13.1 hashed in chunks of 256 then added).
 inline constexpr std::size_t kScalarKeysBesideTests = 2;
 
 // A function of its own that builds its own test: so GCC inlines the hash

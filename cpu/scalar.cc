@@ -98,10 +98,10 @@ bool offsets_in_order(const void* offsets, bool wide, std::size_t count, std::in
 }
 
 // No hash_screened: the HLL driver hashes, then the HLL kernel screens; no
-// bloom_contains_keys: the filter hashes, then tests.
+// bloom_contains_keys or bloom_add_keys: the filter hashes, then tests or adds.
 constexpr CpuKernels kScalar{&hash_keys_reference, nullptr,  &bloom_add,
                              &bloom_contains,      &hll_add, &partition_hashes,
-                             &offsets_in_order,    nullptr};
+                             &offsets_in_order,    nullptr,  nullptr};
 
 }  // namespace
 

@@ -7,6 +7,7 @@
 #include <hwy/highway.h>
 
 #include "bloom_add-inl.h"
+#include "bloom_add_keys-inl.h"
 #include "bloom_contains-inl.h"
 #include "hash_keys-inl.h"
 #include "hll-inl.h"
@@ -17,9 +18,9 @@
 HWY_BEFORE_NAMESPACE();
 namespace probkit::cpu::HWY_NAMESPACE {
 #if HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
-const detail::CpuKernels kKernels{&hash_keys,        kHashScreened,     &bloom_add,
-                                  &bloom_contains,   &hll_add,          kPartitionHashes,
-                                  &offsets_in_order, kBloomContainsKeys};
+const detail::CpuKernels kKernels{&hash_keys,        kHashScreened,      &bloom_add,
+                                  &bloom_contains,   &hll_add,           kPartitionHashes,
+                                  &offsets_in_order, kBloomContainsKeys, kBloomAddKeys};
 #endif
 }  // namespace probkit::cpu::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();

@@ -167,19 +167,31 @@ void BloomFilter::add(const Keys& keys, Backend backend) {
   } else {
     // Worker 0 fills the filter; each extra worker (cache-sized filters only)
     // a private copy, zeroed at its first chunk and ORed in at the end:
-    // cheaper than sorting hashes by owner when the copy is small.
+    // cheaper than sorting hashes by owner when the copy is small. The keys
+    // are hashed and added in one loop where the backend has one for this
+    // filter and key kind (bloom_add_keys), else hashed, then added.
     const std::size_t bytes = storage_.size();
     detail::PrivateCopies copies(bytes, workers - 1);
-    detail::for_each_hash_chunk(
-        *c.kernels, kb, hash_, workers,
-        [&](unsigned w, std::size_t, const std::uint64_t* h, std::size_t n, detail::BloomLookahead around) {
-          detail::BloomRef mine = f;
-          if (std::uint8_t* copy = copies.of(w, [&](std::uint8_t* zeroed) { std::memset(zeroed, 0, bytes); })) {
-            mine.words = reinterpret_cast<std::uint32_t*>(copy);
-          }
-          c.kernels->bloom_add(mine, h, n, around);
-        },
-        chunks.keys, chunks.ahead);
+    const auto filter_of = [&](unsigned w) {
+      detail::BloomRef mine = f;
+      if (std::uint8_t* copy = copies.of(w, [&](std::uint8_t* zeroed) { std::memset(zeroed, 0, bytes); })) {
+        mine.words = reinterpret_cast<std::uint32_t*>(copy);
+      }
+      return mine;
+    };
+    if (c.kernels->bloom_add_keys != nullptr && c.kernels->bloom_add_keys(f, kb, 0, 0, hash_, nullptr)) {
+      detail::for_each_key_chunk(kb.n, workers,
+                                 [&](unsigned w, std::size_t first, std::size_t count, std::uint64_t* buf) {
+                                   c.kernels->bloom_add_keys(filter_of(w), kb, first, count, hash_, buf);
+                                 });
+    } else {
+      detail::for_each_hash_chunk(
+          *c.kernels, kb, hash_, workers,
+          [&](unsigned w, std::size_t, const std::uint64_t* h, std::size_t n, detail::BloomLookahead around) {
+            c.kernels->bloom_add(filter_of(w), h, n, around);
+          },
+          chunks.keys, chunks.ahead);
+    }
     copies.merge([&](std::size_t lo, std::size_t hi, const std::uint8_t* copy) {
       or_words(storage_.data() + lo, copy + lo, hi - lo);
     });

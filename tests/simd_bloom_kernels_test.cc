@@ -381,6 +381,92 @@ TEST_F(SimdKernels, BloomContainsKeysDeclinesOtherKeyKinds) {
   }
 }
 
+// bloom_add_keys sets the bits `hash` then `bloom_add` set, into a filter
+// already holding other keys: key counts 0..70 (fewer than one step, the
+// steps' hash lookahead running past the last step, the tail) and, for k = 1,
+// 6, 8, 9, 16 at 1000 blocks, every count of lengths(); both hashes and a
+// seed; keys from begin = n % 3; scratch random before. Where it declines
+// (keys other than u64; parquet_sbbf; k > 8; a filter large enough to
+// prefetch for; masks built by shifts) it returns false and touches nothing. Present
+// exactly where it was measured to pay: AVX-512, masks from the bit table
+// (cpu/bloom_add-inl.h); each AVX-512 target runs with both mask sources.
+TEST_F(SimdKernels, BloomAddKeysMatchesHashThenAdd) {
+  const HashSpec specs[] = {HashSpec{}, HashSpec::redis(), {HashKind::Xxh64, 0x5eed}};
+  // 2^14 blocks: 1 MiB of cacheline512, the first size the kernels prefetch for.
+  const std::uint64_t block_counts[] = {1, 1000, std::uint64_t{1} << 14};
+  const KeyKind kinds[] = {KeyKind::U64, KeyKind::U32, KeyKind::Prehashed, KeyKind::Offsets64};
+  [[maybe_unused]] bool any = false;
+  for_each_target_and_add_masks([&](const SimdTarget* t) {
+    SCOPED_TRACE(t->name);
+    const bool avx512 = (t->bit & (HWY_AVX3 | HWY_AVX3_DL)) != 0;
+    ASSERT_EQ(t->kernels->bloom_add_keys != nullptr, avx512);
+    if (!avx512) return;
+    any = true;
+    const bool table = cpu::avx512_add_masks() == cpu::AddMasks::kBitTable;
+    for (BloomLayout layout : {BloomLayout::Cacheline512, BloomLayout::ParquetSbbf}) {
+      for (std::uint64_t nb : block_counts) {
+        for (std::uint32_t k = 1; k <= layout::kMaxCachelineK; ++k) {
+          const std::uint32_t kk = layout == BloomLayout::Cacheline512 ? k : layout::kSbbfK;
+          if (layout == BloomLayout::ParquetSbbf && k != 1) continue;
+          const std::size_t bytes = nb * layout::block_bytes(layout);
+          const bool large = bytes >= (std::size_t{1} << 20);  // declined at any k: one k suffices
+          if (large && kk != 6 && layout == BloomLayout::Cacheline512) continue;
+          const bool every_length = nb == 1000 && (kk == 1 || kk == 6 || kk == 8 || kk == 9 || kk == 16);
+          Filter want(nb, kk, layout), got(nb, kk, layout);
+          for (KeyKind kind : kinds) {
+            const bool taken =
+                table && kind == KeyKind::U64 && layout == BloomLayout::Cacheline512 && kk <= 8 && !large;
+            for (const HashSpec& spec : specs) {
+              for (std::size_t n : lengths()) {
+                if ((!every_length || !taken) && n > 70) continue;
+                if (large && n > 13 && n != 70) continue;
+                std::vector<std::uint64_t> src;
+                std::optional<StringColumn> strings;
+                KeyBatch kb;
+                if (kind == KeyKind::Offsets64) {
+                  strings.emplace(rng_, n + 3, 16, 0, StringColumn::Fixed::All);
+                  kb = strings->batch(kind);
+                } else {
+                  src = random_u64(rng_, n + 3);
+                  kb.kind = kind;
+                  kb.n = n + 3;
+                  kb.keys = src.data();
+                }
+                const std::size_t begin = n % 3;
+                const std::vector<std::uint64_t> before = random_u64(rng_, 40);  // keys added earlier
+                std::fill(want.words.begin(), want.words.end(), 0u);
+                scalar_kernels().bloom_add(want.ref, before.data(), before.size(), {});
+                got.words = want.words;
+                std::vector<std::uint64_t> h(n);
+                scalar_kernels().hash(kb, begin, n, spec, h.data());
+                // Random scratch: a hash read before it is computed reads garbage.
+                std::vector<std::uint64_t> scratch = random_u64(rng_, n + 8);
+                const std::vector<std::uint64_t> scratch_before = scratch;
+                const bool done = t->kernels->bloom_add_keys(got.ref, kb, begin, n, spec, scratch.data());
+                ASSERT_EQ(done, taken) << "layout " << int(layout) << " nb " << nb << " k " << kk << " kind "
+                                       << int(kind) << " table " << table;
+                if (!done) {
+                  ASSERT_EQ(got.words, want.words) << "added while declining";
+                  ASSERT_EQ(scratch, scratch_before) << "wrote scratch while declining";
+                  continue;
+                }
+                scalar_kernels().bloom_add(want.ref, h.data(), n, {});
+                ASSERT_EQ(got.words, want.words) << "nb " << nb << " k " << kk << " n " << n;
+              }
+            }
+          }
+        }
+      }
+    }
+  });
+#if HWY_ARCH_X86_64
+  if (hwy::SupportedTargets() & (HWY_AVX3 | HWY_AVX3_DL)) {
+    EXPECT_TRUE(any) << "no AVX-512 target was tested";
+  }
+#endif
+  EXPECT_EQ(scalar_kernels().bloom_add_keys, nullptr) << "the reference hashes, then adds";
+}
+
 // partition_hashes, every target and the scalar reference against the
 // definition: the hashes below the split in their order, then the others in
 // theirs, and nothing written past n. Splits: none below (0), all below
