@@ -40,8 +40,12 @@ namespace probkit::cpu::HWY_NAMESPACE {
 // of this loop above every round of the other. The form tried before it,
 // add_group_offsets a step behind the hash pipeline's stores (an AfterStep
 // of hash_fixed_pipelined), had measured 303 -> 254. Not measured where the
-// masks come from shifts (AMD), nor on AVX2 (bloom_contains_avx2-inl.h, above
-// kScalarKeysBesideTests, has what was).
+// masks come from shifts (AMD). On AVX2 (same guest, AVX2 pinned, the words'
+// read-modify-writes of bloom_add-inl.h) the same loop, each step's two
+// vectors of hashes stored to a ring of four steps for add_group_offsets, ran
+// slower: u64 k = 6 228.2 -> 187.2, two threads 442.5 -> 355.3, k = 4 285.7
+// -> 243.3 (bloom_contains_avx2-inl.h, above kScalarKeysBesideTests, has the
+// AVX2 forms tried before).
 template <class Hash, std::uint32_t kK>
 HWY_NOINLINE void add_hashing(const detail::BloomRef& f, const std::uint64_t* keys,
                               std::size_t count, HashSpec spec, std::uint64_t* scratch) {
