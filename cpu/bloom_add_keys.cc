@@ -25,48 +25,71 @@ namespace probkit::cpu::HWY_NAMESPACE {
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
 
 // u64 keys hashed and added in one loop, where the masks come from
-// kCachelineBit (masks_from_table): each step hashes the keys three steps
-// ahead (one vector through every stage, hash_vector), buffers the offsets of
-// the next step's keys from their hashes, held in a register, and sets this
-// step's keys as add_cacheline_groups does. The hashing's multiplies and
-// shifts run beside the add's loads, and no hash goes through memory; the
-// last count % 8 keys are hashed, then added. Family 6 model 167 guest
-// (Intel), AVX3_DL, BloomFilter::add, 256 KiB, M keys/s, medians of 5, five
-// alternated rounds, hashed then added against this loop: u64 k = 6 320.2 ->
-// 354.7, two threads 602.4 -> 680.0, k = 4 379.4 -> 391.9, k = 8 274.9 ->
-// 303.5; the rows of code alike in both builds moved less than 1.5% (pre-
-// hashed add 430.1 / 430.9, 16-byte strings add 219.0 / 219.1, u64 contains
-// 629.4 / 630.8). A first run, six rounds: k = 6 317.8 -> 348.9, every round
-// of this loop above every round of the other. The form tried before it,
-// add_group_offsets a step behind the hash pipeline's stores (an AfterStep
-// of hash_fixed_pipelined), had measured 303 -> 254. Not measured where the
-// masks come from shifts (AMD). On AVX2 (same guest, AVX2 pinned, the words'
-// read-modify-writes of bloom_add-inl.h) the same loop, each step's two
-// vectors of hashes stored to a ring of four steps for add_group_offsets, ran
-// slower: u64 k = 6 228.2 -> 187.2, two threads 442.5 -> 355.3, k = 4 285.7
-// -> 243.3 (bloom_contains_avx2-inl.h, above kScalarKeysBesideTests, has the
-// AVX2 forms tried before).
+// kCachelineBit (masks_from_table). The hash runs as the software pipeline of
+// hash_fixed_pipelined (five stages of one multiply each; a step advances
+// every vector in flight by a stage) with its vectors held in registers; each
+// step buffers the offsets of the next step's keys from the hashes its last
+// stage gives, and sets this step's keys as add_cacheline_groups does. The
+// hashing's multiplies and shifts run beside the add's loads, and no hash
+// goes through memory; the last count % 8 keys are hashed, then added.
+// Family 6 model 167 guest (Intel), AVX3_DL, BloomFilter::add, 256 KiB,
+// M keys/s, medians of 5, five alternated rounds, hashed then added against
+// this loop: u64 k = 6 299.9 -> 370.2, two threads 598.0 -> 712.2, k = 4
+// 359.3 -> 452.0, k = 8 272.3 -> 325.5, k = 9 229.2 -> 263.4, k = 12 202.8
+// -> 222.6, k = 16 171.6 -> 181.8; rows of code alike in both builds within
+// 2% (pre-hashed add 416.3 / 409.0, u64 contains 594.9 / 603.4, two threads
+// 1148 / 1164). Each step's keys hashed through all five stages at once,
+// three steps ahead, gained less (k = 6 320.2 -> 354.7 in its own run; this
+// loop against it 350.2 -> 368.3, k = 4 397.1 -> 433.9) and lost past k = 8
+// (k = 12 215.2 -> 179.2): retirement waited on its chains of multiplies
+// (perf annotate). The form tried before both, add_group_offsets a step
+// behind the hash pipeline's stores (an AfterStep of hash_fixed_pipelined),
+// had measured 303 -> 254. Not measured where the masks come from shifts
+// (AMD). On AVX2 (same guest, AVX2 pinned, the words' read-modify-writes of
+// bloom_add-inl.h) the three-steps-ahead loop, each step's two vectors of
+// hashes stored to a ring of four steps for add_group_offsets, ran slower:
+// u64 k = 6 228.2 -> 187.2, two threads 442.5 -> 355.3
+// (bloom_contains_avx2-inl.h, above kScalarKeysBesideTests, has the AVX2
+// forms tried before).
+// v after stages 0 .. kN - 1 of hash.
+template <int kN, class Hash>
+HWY_INLINE V64 through_stages(const Hash& hash, V64 v) {
+  if constexpr (kN == 0) {
+    return v;
+  } else {
+    return hash.template stage<kN - 1>(through_stages<kN - 1>(hash, v));
+  }
+}
+
 template <class Hash, std::uint32_t kK>
 HWY_NOINLINE void add_hashing(const detail::BloomRef& f, const std::uint64_t* keys,
                               std::size_t count, HashSpec spec, std::uint64_t* scratch) {
+  static_assert(Hash::kStages == 5);
   const std::size_t groups = count / kAddGroup;
   if (groups != 0) {
     const Hash hash(spec.seed);
-    const auto hash_group = [&](std::size_t g) {
-      if (g >= groups) return _mm512_setzero_si512();  // past the last step: never used
+    const auto load = [&](std::size_t g) {
+      if (g >= groups) return hn::Zero(D64());  // past the last step: never used
       prefetch_stream(keys + g * kAddGroup);
-      return hash_vector(hash, load_keys(keys + g * kAddGroup)).raw;
+      return load_keys(keys + g * kAddGroup);
     };
     char* const words = reinterpret_cast<char*>(f.words);
     const __m512i num_blocks = broadcast_block_count(f.num_blocks);
     AddGroupOffsets<kK> offsets[2];
-    add_group_offsets_of<kK, true>(hash_group(0), num_blocks, offsets[0]);
-    __m512i next = hash_group(1);   // the hashes of step g + 1
-    __m512i after = hash_group(2);  // and of step g + 2
+    add_group_offsets_of<kK, true>(hash_vector(hash, load(0)).raw, num_blocks, offsets[0]);
+    // At step g: s4 .. s1 hold the keys of steps g + 1 .. g + 4 after stages
+    // 0-3 .. 0 (hash_fixed_pipelined's stages, its vectors kept in registers).
+    V64 s4 = through_stages<4>(hash, load(1));
+    V64 s3 = through_stages<3>(hash, load(2));
+    V64 s2 = through_stages<2>(hash, load(3));
+    V64 s1 = through_stages<1>(hash, load(4));
     for (std::size_t g = 0; g < groups; ++g) {
-      if (g + 1 < groups) add_group_offsets_of<kK, true>(next, num_blocks, offsets[~g & 1]);
-      next = after;
-      after = hash_group(g + 3);
+      const V64 next = hash.template stage<4>(s4);  // step g + 1's hashes
+      if (g + 1 < groups) add_group_offsets_of<kK, true>(next.raw, num_blocks, offsets[~g & 1]);
+      s4 = hash.template stage<3>(s3);
+      s3 = hash.template stage<2>(s2);
+      s2 = hash.template stage<1>(s1);
+      s1 = hash.template stage<0>(load(g + 5));
       const AddGroupOffsets<kK>& now = offsets[g & 1];
       for (std::size_t l = 0; l < kAddGroup; ++l) {
         char* block = words + now.block_bytes[l];
@@ -89,19 +112,10 @@ constexpr std::array<AddHashingLoop, sizeof...(kKs)> add_hashing_loops(
   return {&add_hashing<Hash, kKs + 1>...};
 }
 
-// The largest k that add_hashing takes: where each key's probe positions
-// fill half a vector multiply (kBufferedProbes). Past it, in a build that
-// took every k (same guest, five rounds), the loop ran slower than hashing,
-// then adding: k = 9 241.9 -> 247.4, k = 12 215.2 -> 179.2, k = 16 178.2 ->
-// 159.6 (k = 8 280.8 -> 303.5 there).
-inline constexpr std::uint32_t kAddHashingMaxK = 8;
-
 bool bloom_add_keys(const detail::BloomRef& f, const detail::KeyBatch& keys, std::size_t begin,
                     std::size_t count, HashSpec spec, std::uint64_t* scratch) {
-  if (keys.kind != detail::KeyKind::U64 || f.k > kAddHashingMaxK || !masks_from_table(f)) {
-    return false;
-  }
-  using Ks = std::make_integer_sequence<std::uint32_t, kAddHashingMaxK>;
+  if (keys.kind != detail::KeyKind::U64 || !masks_from_table(f)) return false;
+  using Ks = std::make_integer_sequence<std::uint32_t, layout::kMaxCachelineK>;
   static constexpr auto kXxhLoops = add_hashing_loops<Xxh64U64>(Ks());
   static constexpr auto kMurmurLoops = add_hashing_loops<Murmur64AU64>(Ks());
   if (count == 0) return true;

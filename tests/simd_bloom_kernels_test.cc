@@ -386,8 +386,8 @@ TEST_F(SimdKernels, BloomContainsKeysDeclinesOtherKeyKinds) {
 // steps' hash lookahead running past the last step, the tail) and, for k = 1,
 // 6, 8, 9, 16 at 1000 blocks, every count of lengths(); both hashes and a
 // seed; keys from begin = n % 3; scratch random before. Where it declines
-// (keys other than u64; parquet_sbbf; k > 8; a filter large enough to
-// prefetch for; masks built by shifts) it returns false and touches nothing. Present
+// (keys other than u64; parquet_sbbf; a filter large enough to prefetch for;
+// masks built by shifts) it returns false and touches nothing. Present
 // exactly where it was measured to pay: AVX-512, masks from the bit table
 // (cpu/bloom_add-inl.h); each AVX-512 target runs with both mask sources.
 TEST_F(SimdKernels, BloomAddKeysMatchesHashThenAdd) {
@@ -414,8 +414,7 @@ TEST_F(SimdKernels, BloomAddKeysMatchesHashThenAdd) {
           const bool every_length = nb == 1000 && (kk == 1 || kk == 6 || kk == 8 || kk == 9 || kk == 16);
           Filter want(nb, kk, layout), got(nb, kk, layout);
           for (KeyKind kind : kinds) {
-            const bool taken =
-                table && kind == KeyKind::U64 && layout == BloomLayout::Cacheline512 && kk <= 8 && !large;
+            const bool taken = table && kind == KeyKind::U64 && layout == BloomLayout::Cacheline512 && !large;
             for (const HashSpec& spec : specs) {
               for (std::size_t n : lengths()) {
                 if ((!every_length || !taken) && n > 70) continue;
