@@ -90,6 +90,8 @@ HWY_NOINLINE void add_hashing(const detail::BloomRef& f, const std::uint64_t* ke
       s3 = hash.template stage<2>(s2);
       s2 = hash.template stage<1>(s1);
       s1 = hash.template stage<0>(load(g + 5));
+      // add_cacheline_groups' per-key step, written out again: as a helper
+      // shared with it, the helper moved code GCC emits for other kernels.
       const AddGroupOffsets<kK>& now = offsets[g & 1];
       for (std::size_t l = 0; l < kAddGroup; ++l) {
         char* block = words + now.block_bytes[l];
