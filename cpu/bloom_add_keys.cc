@@ -51,16 +51,6 @@ namespace probkit::cpu::HWY_NAMESPACE {
 // u64 k = 6 228.2 -> 187.2, two threads 442.5 -> 355.3
 // (bloom_contains_avx2-inl.h, above kScalarKeysBesideTests, has the AVX2
 // forms tried before).
-// v after stages 0 .. kN - 1 of hash.
-template <int kN, class Hash>
-HWY_INLINE V64 through_stages(const Hash& hash, V64 v) {
-  if constexpr (kN == 0) {
-    return v;
-  } else {
-    return hash.template stage<kN - 1>(through_stages<kN - 1>(hash, v));
-  }
-}
-
 template <class Hash, std::uint32_t kK>
 HWY_NOINLINE void add_hashing(const detail::BloomRef& f, const std::uint64_t* keys,
                               std::size_t count, HashSpec spec, std::uint64_t* scratch) {

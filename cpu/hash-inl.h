@@ -209,11 +209,20 @@ HWY_INLINE std::uint64_t hash_one(HashSpec spec, Key key) {
   }
 }
 
+// v after stages 0 .. kN - 1 of hash.
+template <int kN, class Hash>
+HWY_INLINE V64 through_stages(const Hash& hash, V64 v) {
+  if constexpr (kN == 0) {
+    return v;
+  } else {
+    return hash.template stage<kN - 1>(through_stages<kN - 1>(hash, v));
+  }
+}
+
 // The hash of one vector of keys: every stage in turn.
 template <class Hash>
 HWY_INLINE V64 hash_vector(const Hash& hash, V64 keys) {
-  return hash.template stage<4>(hash.template stage<3>(
-      hash.template stage<2>(hash.template stage<1>(hash.template stage<0>(keys)))));
+  return through_stages<kMaxStages>(hash, keys);
 }
 
 // How each target hashes fixed-width keys:
