@@ -7,6 +7,8 @@ refuse files of different runs and say where a kept file comes from.
 
     python3 bench/machine.py run-id                 a new run id (UTC time + random suffix)
     python3 bench/machine.py commit                 HEAD's short hash, +dirty if the tree has changes outside docs/
+    python3 bench/machine.py key                    the machine's folder name under docs/data/machines/ (and its
+                                                    page's under docs/benchmarks/), e.g. amd-f25-m1-avx2
     python3 bench/machine.py json --run-id ID --commit C [--quick] [--repetitions N]   machine.json
     python3 bench/machine.py csv --run-id ID --commit C                                the CSVs' header lines
 """
@@ -36,6 +38,40 @@ def commit():
     head = git("rev-parse", "--short", "HEAD") or "?"
     dirty = git("status", "--porcelain", "--untracked-files=normal", "--", ".", ":(exclude)docs")
     return head + ("+dirty" if dirty else "")
+
+
+def cpuinfo_fields():
+    """The first processor's fields in /proc/cpuinfo ({} where there is none)."""
+    fields = {}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if not key.strip() and fields:
+                    break  # the first processor's block has ended
+                fields.setdefault(key.strip(), value.strip())
+    except OSError:
+        pass
+    return fields
+
+
+ISA_KEYS = {"AVX-512": "avx512", "AVX2": "avx2", "SSE4": "sse4", "baseline": "baseline"}
+
+
+def key():
+    """Which machine a run's files and page belong to: vendor, CPU family and model, and the widest ISA it
+    serves, e.g. amd-f25-m1-avx2 or intel-f6-m167-avx512 (on Arm, the implementer and part). Runs on machines
+    of one key replace each other's files; machines of different keys keep a page each."""
+    f = cpuinfo_fields()
+    vendor = {"GenuineIntel": "intel", "AuthenticAMD": "amd"}.get(f.get("vendor_id", ""), "")
+    if vendor:
+        name = f"{vendor}-f{f.get('cpu family', 'x')}-m{f.get('model', 'x')}"
+    elif f.get("CPU implementer"):
+        name = f"{platform.machine()}-{f['CPU implementer']}-{f.get('CPU part', 'x')}"
+    else:
+        name = platform.machine() or "unknown"
+    name = name.lower() + "-" + ISA_KEYS[cpu()[1]]
+    return "".join(c if c.isalnum() or c == "-" else "-" for c in name)
 
 
 def cpu():
@@ -104,7 +140,7 @@ def stamp(run_id, commit_):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("what", choices=["run-id", "commit", "json", "csv"])
+    p.add_argument("what", choices=["run-id", "commit", "key", "json", "csv"])
     p.add_argument("--run-id")
     p.add_argument("--commit")
     p.add_argument("--quick", action="store_true", help="machine.json's note: a --quick run")
@@ -115,6 +151,9 @@ def main():
         return
     if a.what == "commit":
         print(commit())
+        return
+    if a.what == "key":
+        print(key())
         return
     run = stamp(a.run_id or new_run_id(), a.commit or commit())
     m = describe()

@@ -26,7 +26,7 @@ def write_accuracy(hll_meta, hll_rows, bloom_meta, bloom_rows, machine, docs):
     commit = hll_meta.get("commit", machine.get("commit", "?"))
     date = hll_meta.get("date", machine.get("date", "?"))
     # The CSVs name the machine that produced them (bench-report.sh may keep them from an earlier run,
-    # SKIP_ACCURACY=1, while machine.json describes the latest benchmarks' machine).
+    # SKIP_ACCURACY=1); `machine` is that run's machine.json where a machine's folder still keeps it, else {}.
     made_on = hll_meta.get("machine") or machine_name(machine)
     # Stamps written before the vCPUs were named so counted `nproc` (logical CPUs) as "cores".
     made_on = re.sub(r"(\d+) cores$", r"\1 vCPUs", made_on)

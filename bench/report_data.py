@@ -145,6 +145,17 @@ def load_run(data):
     return Bench(contexts, rows, machine, failed)
 
 
+def load_machines(data):
+    """Every machine's latest run under data/machines/: [(key, Bench, peers.json or None)], sorted by key; an
+    empty folder is no run. Refuses (ReportError) a folder load_run refuses, and a data folder with no run."""
+    root = os.path.join(data, "machines")
+    keys = sorted(d for d in os.listdir(root) if os.path.isdir(os.path.join(root, d))
+                  and os.listdir(os.path.join(root, d))) if os.path.isdir(root) else []
+    if not keys:
+        raise ReportError(f"{root} holds no machine's run; scripts/bench-report.sh makes one. Nothing was written.")
+    return [(k, load_run(os.path.join(root, k)), load_json(os.path.join(root, k, "peers.json"))) for k in keys]
+
+
 def load_accuracy(data):
     """The two accuracy CSVs, ((hll meta, rows), (bloom meta, rows)); both required, and from one run where
     they name theirs."""

@@ -1,5 +1,5 @@
-"""docs/BENCHMARKS.md's peers section: bench/peers/run.py's results under their own stamp (commit, date,
-machine), and whether they come from the benchmarks' run."""
+"""A machine page's peers section (docs/benchmarks/): bench/peers/run.py's results under their own stamp
+(commit, date, machine), and whether they come from the benchmarks' run."""
 from report_data import machine_name, mps, table
 
 # What the peers' HLL error rows compare: not all of them are p = 14 sketches like probkit's.
@@ -68,6 +68,6 @@ def peers_section(b, peers):
             "their time includes the interpreter, which is what a Python user gets.\n\n"
             "**ratio = probkit / peer for throughput and peer / probkit for FPR and error: > 1 means probkit is "
             "better.** Errors are one sample each (one key set), so their ratio is noisy; the HLL error over "
-            "many seeds is in [ACCURACY.md](ACCURACY.md). " + SKETCHES + "\n\n" +
+            "many seeds is in [ACCURACY.md](../ACCURACY.md). " + SKETCHES + "\n\n" +
             table(["", "peer", "metric", "peer", "probkit", "probkit threads", "ratio", "note"], rows) +
             "\n\nMissing peers:\n\n" + miss + memory)

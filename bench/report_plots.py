@@ -52,7 +52,9 @@ def plot_bloom(b, docs, op, layout, threads, fname):
     axes[0].legend(fontsize=7)
     fig.suptitle(f"Bloom {op}, {layout}, {threads} thread{'s' if threads > 1 else ''}", fontsize=11)
     fig.tight_layout()
-    fig.savefig(os.path.join(docs, "img", fname), dpi=DPI)
+    path = os.path.join(docs, "img", fname)  # fname may name a machine's folder
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    fig.savefig(path, dpi=DPI)
     plt.close(fig)
     return True
 
