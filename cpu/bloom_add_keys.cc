@@ -44,7 +44,13 @@ namespace probkit::cpu::HWY_NAMESPACE {
 // (k = 12 215.2 -> 179.2): retirement waited on its chains of multiplies
 // (perf annotate). The form tried before both, add_group_offsets a step
 // behind the hash pipeline's stores (an AfterStep of hash_fixed_pipelined),
-// had measured 303 -> 254. Not measured where the masks come from shifts
+// had measured 303 -> 254. Later, same guest, 5 alternated rounds, medians
+// of 5, k = 6 / 4 / 8 / 12, this loop -> the variant: each step's hashes held
+// in a register a whole step before their offsets are computed (perf put
+// samples after the offsets' vpmulld) ran alike, 383.7 / 478.0 / 341.6 /
+// 237.0 -> 389.1 / 461.1 / 336.9 / 233.8; prefetchw of the next step's eight
+// blocks, once their offsets are stored, lost: 372.9 / 465.3 / 324.9 / 225.7
+// -> 350.6 / 406.2 / 285.0 / 207.7. Not measured where the masks come from shifts
 // (AMD). On AVX2 (same guest, AVX2 pinned, the words' read-modify-writes of
 // bloom_add-inl.h) the three-steps-ahead loop, each step's two vectors of
 // hashes stored to a ring of four steps for add_group_offsets, ran slower:
