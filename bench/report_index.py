@@ -20,6 +20,25 @@ def avx2_pinned(b, target):
     return None if x is None else f"{x:.3f} ({mps(r.get('keys_per_s'))} M/s)"
 
 
+def peer_throughputs(runs):
+    """(header, rows) of the peers' throughput ratios (probkit / peer, > 1: probkit faster) on each machine:
+    a row per peer and metric, the one-thread figure where the peer was measured at several thread counts."""
+    order, cells = [], {}
+    for key, _, peers in runs:
+        for r in (peers or {}).get("rows", []):
+            if "keys/s" not in r["metric"] or r["ratio"] is None:
+                continue  # FPR and error rows: on each machine's page
+            row = (r["group"], r["peer"], r["metric"])
+            if row not in cells:
+                order.append(row)
+                cells[row] = {}
+            if key not in cells[row] or r["probkit_threads"] == 1:
+                cells[row][key] = f"{r['ratio']:.2f}" + ("" if r["probkit_threads"] == 1 else
+                                                       f" ({r['probkit_threads']} threads)")
+    header = ["", "peer", "metric"] + [key for key, _, _ in runs]
+    return header, [list(row) + [cells[row].get(key, "–") for key, _, _ in runs] for row in order]
+
+
 def write_index(runs, docs):
     """runs: [(key, Bench, peers or None)], one per machine, in the order the page lists them."""
     machines = []
@@ -92,6 +111,14 @@ The served engine's speed-up at all threads over one thread. Each page sets it b
 machine gave a probe of the same memory work at that moment.
 
 {table(["operation"] + [key for key, _, _ in runs], scaling)}
+
+## Peers: throughput, probkit ÷ peer
+
+Measured in each machine's run on the same keys (> 1: probkit faster), one thread where a peer was
+measured at more than one thread count. Each page gives the figures behind the ratios, the false-positive
+rates and HLL errors beside them, how each peer is fed, and which peers the machine lacked.
+
+{table(*peer_throughputs(runs))}
 """
     with open(os.path.join(docs, "BENCHMARKS.md"), "w") as f:
         f.write(text)
