@@ -2,22 +2,13 @@
 each linked to its own page (docs/benchmarks/<machine>.md)."""
 import os
 
-from report_data import mps, table
-from report_targets import SCALING_ROWS, TARGETS, scaling_row, served_verdict
+from report_data import table
+from report_targets import SCALING_ROWS, TARGETS, engine_figure, scaling_row, served_verdict
 
 
 def avx2_pinned(b, target):
-    """The AVX2 target's one-thread figure for a target, where the run pinned it below a wider served one."""
-    _, _, bench, kind, _, kw = target
-    if b.best == "AVX2":
-        return None
-    r = b.get(bench, engine="AVX2", threads=1, **kw)
-    if not r:
-        return None
-    if kind == "rate":
-        return f"{mps(r.get('keys_per_s'))} M/s"
-    x = r.get("vs_probe" if kind == "probe" else "vs_reference")
-    return None if x is None else f"{x:.3f} ({mps(r.get('keys_per_s'))} M/s)"
+    """The AVX2 target's figure for one of TARGETS where the run pinned it below a wider served target."""
+    return None if b.best == "AVX2" else engine_figure(b, target, "AVX2")
 
 
 def peer_throughputs(runs):
@@ -50,18 +41,20 @@ def write_index(runs, docs):
         machines.append([f"[{key}](benchmarks/{key}.md)", m.get("cpu", "?"), m.get("isa", "?"), f"**{b.best}**",
                          m.get("vcpus", m.get("cores", "?")), clock, f"`{m.get('commit', '?')}`", m.get("date", "?"),
                          "yes" if peers else "no"])
+    # Machines that serve a wider target than AVX2 get a column of the AVX2 target pinned, where their run has it.
+    pinned = {key: any(avx2_pinned(b, t) for t in TARGETS) for key, b, _ in runs}
     header = ["operation (u64 keys unless said, 1 thread)", "floor / target"]
     for key, b, _ in runs:
         header.append(f"{key}: {b.best} (served)")
-        if any(avx2_pinned(b, t) for t in TARGETS):
+        if pinned[key]:
             header.append(f"{key}: AVX2 pinned (information)")
     targets = []
     for target in TARGETS:
         row = [target[0], target[1]]
-        for _, b, _ in runs:
+        for key, b, _ in runs:
             figure, verdict = served_verdict(b, target)
             row.append(figure if verdict == "–" else f"{figure}: {verdict}")
-            if any(avx2_pinned(b, t) for t in TARGETS):
+            if pinned[key]:
                 row.append(avx2_pinned(b, target) or "–")
         targets.append(row)
     scaling = []

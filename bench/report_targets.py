@@ -62,6 +62,14 @@ def target_figure(r, kind, cpu):
     return f"{ratio3(x)}{spread} ({mps(r.get(rate_key))} M/s)", float(ratio3(x)), sd
 
 
+def engine_figure(b, target, engine):
+    """An engine's one-thread figure (per wall-clock second) for one of TARGETS, as the verdicts print it, or
+    None where the run did not measure it."""
+    _, _, bench, kind, _, kw = target
+    r = next((r for r in target_rows(b, bench, kw) if r.get("engine") == engine), None)
+    return target_figure(r, kind, False)[0] if r else None
+
+
 def served_verdict(b, target, cpu=False):
     """(figure text, verdict) of the engine the library serves on the run's CPU (b.best), one thread, for one
     of TARGETS; ("–", "–") where the run did not measure it. The verdict is on the figure as printed, so the two
@@ -92,9 +100,8 @@ def verdicts_table(b):
         fastest = max(others, key=lambda r: r["keys_per_s"], default=None)
         other = f"{fastest['engine']}: {target_figure(fastest, kind, False)[0] or '–'}" if fastest else "–"
         # The targets name a 2-core AVX2 machine: the AVX2 engine's figure on this one, where it was measured.
-        avx2 = next((r for r in rs if r.get("engine") == "AVX2"), None)
         out.append([what, bar, wall, cpu, f"{wall_verdict} / {cpu_verdict}", other,
-                    (target_figure(avx2, kind, False)[0] or "–") if avx2 else "–"])
+                    engine_figure(b, target, "AVX2") or "–"])
     return table(["operation (u64 keys unless said, 1 thread)", "floor / target",
                   f"{b.best} (served), per wall-clock second", "per CPU second", "met (wall / CPU)",
                   "fastest other target, per wall-clock second (information)", "AVX2 target, per wall-clock second"],

@@ -104,7 +104,7 @@ class ReportTest(unittest.TestCase):
                          ["590 M/s: yes", "650 M/s: yes", "380 M/s"])
         self.assertEqual(cells(text, "contains, 1 GiB cacheline512", "target ≥ 0.85× probe"),
                          ["0.860 ± 0.020 (90.0 M/s): yes (within noise)", "0.800 ± 0.010 (90.0 M/s): **no**",
-                          "0.892 (90.0 M/s)"])
+                          "0.892 ± 0.010 (90.0 M/s)"])
         # Rows the runs did not measure say so rather than judge.
         self.assertEqual(cells(text, "add, 256 KiB cacheline512", "target ≥ 400 M/s"), ["–", "–", "–"])
         # Two threads over one: 1100 / 590 = 1.86 meets 1.8; 1100 / 650 = 1.69 does not.
