@@ -385,16 +385,31 @@ TEST_F(SimdKernels, BloomContainsKeysDeclinesOtherKeyKinds) {
 // already holding other keys: key counts 0..70 (fewer than one step, the
 // steps' hash lookahead running past the last step, the tail) and, for k = 1,
 // 6, 8, 9, 16 at 1000 blocks, every count of lengths(); both hashes and a
-// seed; keys from begin = n % 3; scratch random before. Where it declines
-// (keys other than u64; parquet_sbbf; a filter large enough to prefetch for;
-// masks built by shifts) it returns false and touches nothing. Present
+// seed; u64 keys and strings (16 bytes each, 8 each, and a mix: the strings
+// of a call all 16 bytes long take the fused loop, others are hashed, then
+// added); keys from begin = n % 3; scratch random before. Where it declines
+// (u32 and pre-hashed keys; parquet_sbbf; a filter large enough to prefetch
+// for; masks built by shifts) it returns false and touches nothing. Present
 // exactly where it was measured to pay: AVX-512, masks from the bit table
 // (cpu/bloom_add-inl.h); each AVX-512 target runs with both mask sources.
 TEST_F(SimdKernels, BloomAddKeysMatchesHashThenAdd) {
   const HashSpec specs[] = {HashSpec{}, HashSpec::redis(), {HashKind::Xxh64, 0x5eed}};
   // 2^14 blocks: 1 MiB of cacheline512, the first size the kernels prefetch for.
   const std::uint64_t block_counts[] = {1, 1000, std::uint64_t{1} << 14};
-  const KeyKind kinds[] = {KeyKind::U64, KeyKind::U32, KeyKind::Prehashed, KeyKind::Offsets64};
+  // Strings: 16 bytes each (the fused loop), 8 bytes each, and mostly 16 with others among them (hashed, then
+  // added, in the same call); both offset widths.
+  struct Kind {
+    KeyKind kind;
+    std::size_t string_len;
+    StringColumn::Fixed fixed;
+  };
+  const Kind kinds[] = {{KeyKind::U64, 0, {}},
+                        {KeyKind::U32, 0, {}},
+                        {KeyKind::Prehashed, 0, {}},
+                        {KeyKind::Offsets64, 16, StringColumn::Fixed::All},
+                        {KeyKind::Offsets32, 16, StringColumn::Fixed::All},
+                        {KeyKind::Offsets32, 8, StringColumn::Fixed::All},
+                        {KeyKind::Offsets64, 16, StringColumn::Fixed::Mostly}};
   [[maybe_unused]] bool any = false;
   for_each_target_and_add_masks([&](const SimdTarget* t) {
     SCOPED_TRACE(t->name);
@@ -413,18 +428,20 @@ TEST_F(SimdKernels, BloomAddKeysMatchesHashThenAdd) {
           if (large && kk != 6 && layout == BloomLayout::Cacheline512) continue;
           const bool every_length = nb == 1000 && (kk == 1 || kk == 6 || kk == 8 || kk == 9 || kk == 16);
           Filter want(nb, kk, layout), got(nb, kk, layout);
-          for (KeyKind kind : kinds) {
-            const bool taken = table && kind == KeyKind::U64 && layout == BloomLayout::Cacheline512 && !large;
+          for (const auto& [kind, string_len, fixed] : kinds) {
+            const bool strings = string_len != 0;
+            const bool taken =
+                table && (kind == KeyKind::U64 || strings) && layout == BloomLayout::Cacheline512 && !large;
             for (const HashSpec& spec : specs) {
               for (std::size_t n : lengths()) {
                 if ((!every_length || !taken) && n > 70) continue;
                 if (large && n > 13 && n != 70) continue;
                 std::vector<std::uint64_t> src;
-                std::optional<StringColumn> strings;
+                std::optional<StringColumn> column;
                 KeyBatch kb;
-                if (kind == KeyKind::Offsets64) {
-                  strings.emplace(rng_, n + 3, 16, 0, StringColumn::Fixed::All);
-                  kb = strings->batch(kind);
+                if (strings) {
+                  column.emplace(rng_, n + 3, string_len, 0, fixed);
+                  kb = column->batch(kind);
                 } else {
                   src = random_u64(rng_, n + 3);
                   kb.kind = kind;
@@ -443,14 +460,15 @@ TEST_F(SimdKernels, BloomAddKeysMatchesHashThenAdd) {
                 const std::vector<std::uint64_t> scratch_before = scratch;
                 const bool done = t->kernels->bloom_add_keys(got.ref, kb, begin, n, spec, scratch.data());
                 ASSERT_EQ(done, taken) << "layout " << int(layout) << " nb " << nb << " k " << kk << " kind "
-                                       << int(kind) << " table " << table;
+                                       << int(kind) << " string length " << string_len << " table " << table;
                 if (!done) {
                   ASSERT_EQ(got.words, want.words) << "added while declining";
                   ASSERT_EQ(scratch, scratch_before) << "wrote scratch while declining";
                   continue;
                 }
                 scalar_kernels().bloom_add(want.ref, h.data(), n, {});
-                ASSERT_EQ(got.words, want.words) << "nb " << nb << " k " << kk << " n " << n;
+                ASSERT_EQ(got.words, want.words) << "nb " << nb << " k " << kk << " n " << n << " kind " << int(kind)
+                                                 << " string length " << string_len;
               }
             }
           }
