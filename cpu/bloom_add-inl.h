@@ -16,6 +16,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <utility>
 
 #include "add_masks.h"
@@ -108,7 +109,13 @@ HWY_INLINE void sbbf_set(std::uint32_t* block, std::uint64_t h) {
 // that miss the cache keep the shifts: 32 MiB, u64, 5.10-5.24 against
 // 6.00-6.24 with the table (whose 32 KiB likely push the prefetched blocks
 // out of L1).
-// Tried there: two offsets per 64-bit load ran alike; slower were offsets from
+// Two offsets per 64-bit load (or_key_bits' kPairs, k <= 8) ran alike in the
+// standalone copy below, but in the library, alternated (5-7 rounds, medians
+// of 5, four runs, M keys/s) took the add of pre-hashed keys (256 KiB, k = 6)
+// 445.5 -> 469.4, 429.6 -> 464.9, 406.4 -> 455.2 and 417.1 -> 453.9; u64 keys
+// (bloom_add_keys) alike (399.0 / 395.1, k = 4 465.7 / 454.9, k = 8 327.6 /
+// 338.4); with pairs at every k, k = 9 lost (273.2 -> 256.9, 272.3 ->
+// 259.3), so past k = 8 each offset has its load. Tried there too: slower were offsets from
 // scalar multiplies for the probes past the first (2k - 3) / 4, k / 2 or none
 // (as the table's first form; k = 6: 3.62-3.95 against 3.31-3.55 all loaded),
 // one to four shifted parts mixed into the loaded ones (in the standalone copy
@@ -209,8 +216,22 @@ HWY_INLINE void or_key_bits(char* block, const std::uint32_t* positions) {
   const __m512i top =
       _mm512_set_epi32(511, 479, 447, 415, 383, 351, 319, 287, 255, 223, 191, 159, 127, 95, 63, 31);
   const __m512i bit31 = _mm512_set1_epi32(static_cast<std::int32_t>(0x80000000u));
+  // The table's line offsets two per 64-bit load for k <= 8 (the figures
+  // above kAddGroup).
+  constexpr bool kPairs = kFromTable && kK <= 8;
+  std::uint64_t pairs[kPairs ? (kK + 1) / 2 : 1];
+  if constexpr (kPairs) {
+    for (std::uint32_t i = 0; i < (kK + 1) / 2; ++i) {
+      std::memcpy(&pairs[i], positions + 2 * i, sizeof(pairs[i]));
+      asm("" : "+r"(pairs[i]));  // one load, split in registers (not two 32-bit loads)
+    }
+  }
   const auto part = [&](std::uint32_t p) {
-    if constexpr (kFromTable) {
+    if constexpr (kPairs) {
+      const auto offset =
+          static_cast<std::uint32_t>(p % 2 == 0 ? pairs[p / 2] : pairs[p / 2] >> 32);
+      return _mm512_load_si512(reinterpret_cast<const char*>(kCachelineBit.word) + offset);
+    } else if constexpr (kFromTable) {
       return _mm512_load_si512(reinterpret_cast<const char*>(kCachelineBit.word) + positions[p]);
     } else {
       const __m512i shift =
