@@ -25,6 +25,18 @@ HWY_BEFORE_NAMESPACE();
 namespace probkit::cpu::HWY_NAMESPACE {
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
 
+// Sets one step's keys from their buffered offsets: add_cacheline_groups'
+// per-key step, written out again here, since as a helper shared with it (in
+// simd.cc) it moved code GCC emits for other kernels.
+template <std::uint32_t kK>
+HWY_INLINE void add_step(char* words, const AddGroupOffsets<kK>& now) {
+  for (std::size_t l = 0; l < kAddGroup; ++l) {
+    char* block = words + now.block_bytes[l];
+    asm("" : "+r"(block));  // one register for the block's address
+    or_key_bits<kK, true>(block, now.positions + l * kBufferedProbes<kK>);
+  }
+}
+
 // u64 keys hashed and added in one loop, where the masks come from
 // kCachelineBit (masks_from_table). The hash runs as the software pipeline of
 // hash_fixed_pipelined (five stages of one multiply each; a step advances
@@ -87,14 +99,7 @@ HWY_NOINLINE void add_hashing(const detail::BloomRef& f, const std::uint64_t* ke
       s3 = hash.template stage<2>(s2);
       s2 = hash.template stage<1>(s1);
       s1 = hash.template stage<0>(load(g + 5));
-      // add_cacheline_groups' per-key step, written out again: as a helper
-      // shared with it, the helper moved code GCC emits for other kernels.
-      const AddGroupOffsets<kK>& now = offsets[g & 1];
-      for (std::size_t l = 0; l < kAddGroup; ++l) {
-        char* block = words + now.block_bytes[l];
-        asm("" : "+r"(block));  // one register for the block's address
-        or_key_bits<kK, true>(block, now.positions + l * kBufferedProbes<kK>);
-      }
+      add_step(words, offsets[g & 1]);
     }
   }
   const std::size_t done = groups * kAddGroup;
@@ -161,13 +166,7 @@ HWY_NOINLINE void add_hashing_str16(const detail::BloomRef& f, const std::uint8_
       const String16Halves x = load(g + 6);
       a0 = Steps::mix0(x.first);
       b0 = Steps::mix0(x.second);
-      // As in add_hashing.
-      const AddGroupOffsets<kK>& now = offsets[g & 1];
-      for (std::size_t l = 0; l < kAddGroup; ++l) {
-        char* block = words + now.block_bytes[l];
-        asm("" : "+r"(block));  // one register for the block's address
-        or_key_bits<kK, true>(block, now.positions + l * kBufferedProbes<kK>);
-      }
+      add_step(words, offsets[g & 1]);
     }
   }
   const std::size_t done = groups * kAddGroup;
