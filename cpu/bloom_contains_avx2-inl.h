@@ -227,11 +227,14 @@ std::uint64_t contains_cacheline_kernel(const detail::BloomRef& f, const std::ui
 // AVX3_DL, 256 KiB, medians of 5, five alternated rounds, hashed then added
 // against one loop: u64 k = 6 303 -> 254 M keys/s, two threads 585 -> 479, k
 // = 4 354 -> 284, k = 16 166 -> 150. The loop that landed there instead
-// (bloom_add_keys.cc) hashes three steps ahead and keeps the hashes in
-// registers: k = 6 320 -> 355. A standalone copy of that form had predicted
-// less (XXH64 of u64 keys, 2^16 a pass, 256 KiB, k = 6, medians of 101
-// passes, core cycles per key at the 3.75 GHz its imul chain read: 12.4
-// fused against 13.1 hashed in chunks of 256 then added).
+// (bloom_add_keys.cc, u64 keys and 16-byte strings) keeps the hash
+// pipeline's vectors in registers, a stage a step, and computes each step's
+// offsets from the hashes its last stage gives: u64 k = 6 299.9 -> 370.2
+// (a form hashing three steps ahead had measured 320 -> 355). A standalone
+// copy of the three-steps-ahead form had predicted less (XXH64 of u64 keys,
+// 2^16 a pass, 256 KiB, k = 6, medians of 101 passes, core cycles per key at
+// the 3.75 GHz its imul chain read: 12.4 fused against 13.1 hashed in chunks
+// of 256 then added).
 inline constexpr std::size_t kScalarKeysBesideTests = 2;
 
 // A function of its own that builds its own test: so GCC inlines the hash
