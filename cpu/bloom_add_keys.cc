@@ -157,12 +157,7 @@ HWY_NOINLINE void add_hashing_str16(const detail::BloomRef& f, const std::uint8_
     for (std::size_t g = 0; g < groups; ++g) {
       const V64 next = Steps::finish1(h4);  // step g + 1's hashes
       if (g + 1 < groups) add_group_offsets_of<kK, true>(next.raw, num_blocks, offsets[~g & 1]);
-      h4 = Steps::finish0(h3);
-      h3 = Steps::fold(h2, b2);
-      h2 = Steps::fold(start, a1);
-      b2 = b1;
-      a1 = Steps::mix1(a0);
-      b1 = Steps::mix1(b0);
+      advance_string16_stages<kXxh>(start, h4, h3, h2, b2, a1, b1, a0, b0);
       const String16Halves x = load(g + 6);
       a0 = Steps::mix0(x.first);
       b0 = Steps::mix0(x.second);

@@ -174,6 +174,22 @@ HWY_INLINE String16Halves load_string16_halves(const std::uint8_t* p) {
 // vector and four scalar keys per step 7.04-7.09. (Measured with the
 // three-vpmuludq mul64; the one-vpmulld form took hashing alone from 3.72 to
 // 3.44 TSC cycles per key in another harness: hash-inl.h.)
+// One step of that pipeline's middle: each vector that stages 0-3 gave moves
+// on one stage (the caller loads stage 0's next vectors into a0 and b0 after,
+// and takes stage 5's hashes from h4 before). bloom_add_keys.cc's loop for
+// 16-byte strings steps the same pipeline.
+template <bool kXxh>
+HWY_INLINE void advance_string16_stages(V64 start, V64& h4, V64& h3, V64& h2, V64& b2, V64& a1,
+                                        V64& b1, V64 a0, V64 b0) {
+  using Steps = Lane8Steps<kXxh>;
+  h4 = Steps::finish0(h3);
+  h3 = Steps::fold(h2, b2);
+  h2 = Steps::fold(start, a1);
+  b2 = b1;
+  a1 = Steps::mix1(a0);
+  b1 = Steps::mix1(b0);
+}
+
 template <bool kXxh, class AfterStep = NoAfterStep>
 HWY_INLINE void hash_width16_pipelined_as(const std::uint8_t* p, std::size_t vectors, HashSpec spec,
                                           std::uint64_t* out,
@@ -192,12 +208,7 @@ HWY_INLINE void hash_width16_pipelined_as(const std::uint8_t* p, std::size_t vec
         if (store != 0) after(out, store - n, n);
       }
     }
-    h4 = Steps::finish0(h3);
-    h3 = Steps::fold(h2, b2);
-    h2 = Steps::fold(start, a1);
-    b2 = b1;
-    a1 = Steps::mix1(a0);
-    b1 = Steps::mix1(b0);
+    advance_string16_stages<kXxh>(start, h4, h3, h2, b2, a1, b1, a0, b0);
     if (loads) {
       const std::uint8_t* g = p + load * 16;
       for (std::size_t b = 0; b < 16 * n; b += 64) prefetch_stream(g + b);
