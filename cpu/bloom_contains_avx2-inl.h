@@ -192,6 +192,11 @@ std::uint64_t contains_cacheline_kernel(const detail::BloomRef& f, const std::ui
 // holds: medians of 21 batches, three runs, two scalar keys a step
 // 8.94-9.74, none 10.15-10.73, one 9.70-9.79, three 9.18-9.98, hashed then
 // tested 9.17-9.19.
+// Each step also prefetching the blocks of the next step's keys (their hashes
+// stored a step ahead; `perf record -e cpu-clock` puts most samples on each
+// step's first test, behind its block's loads) ran slower: family 6 model 167
+// guest (Intel), AVX2 pinned, u64 keys, 256 KiB, medians of 5, five alternated
+// rounds, cacheline512 378 -> 335 M keys/s, parquet_sbbf 477 -> 428.
 // Filters that miss the cache (kPrefetch) are left to hashing, then testing.
 // The hashing then adds to the wait on DRAM, and interleaving the two did not
 // hide it: Zen 3 guest, AVX2, 1 GiB, k = 6, one thread, TSC cycles per key,
