@@ -321,6 +321,17 @@ HWY_INLINE void add_group_offsets(const std::uint64_t* hashes, __m256i num_block
 // 9.53 / 9.64, 9.19 / 9.55, 9.33 / 9.93 against 8.86 / 9.10, 8.99 / 9.70,
 // 9.33 / 9.92.
 //
+// Masks from smaller tables (two aligned 32-byte loads a probe from a 16 KiB
+// table of one-word halves, the high half 256 bytes before the low; or a 2
+// KiB table of 64-byte windows onto a lone word, unaligned loads) lost to the
+// words in a standalone copy on the family 6 model 167 guest (Intel, AVX2
+// flags, pre-hashed, TSC cycles per key, medians of 41 alternated passes over
+// 2^16 keys, 256 KiB filter): k = 6 words 8.6-8.9, 16 KiB table 9.0-9.5, 2
+// KiB windows 10.0-10.6; k = 4 6.4-7.0 / 7.0-7.5 / 7.7-8.3; k = 8 10.9-11.6 /
+// 10.9-11.5 / 12.7-14.2. Nor did a bit mask and word offset per probe
+// buffered by vector shifts (k = 6 9.8). Not tried on AMD, where the stores
+// bind but the table's loads take the same three address units.
+//
 // For filters that miss the cache the masks had stayed, measured on Zen 5
 // with AVX2 pinned (fewer, wider read-modify-writes; library, u64, masks
 // against words: 2 MiB 9.09 against 9.99, 8 MiB 8.86 against 9.63, 32 MiB
