@@ -90,6 +90,24 @@ HWY_INLINE __mmask8 pairs_present(const __mmask16 (&miss)[4]) {
       _mm_cmpeq_epi8_mask(_mm_cvtsi64_si128(static_cast<long long>(missing)), _mm_setzero_si128()));
 }
 
+// The pair tests' step: the eight keys' blocks, and for each pair j (keys 2j
+// and 2j + 1) pair_miss(x, block A, block B) with x holding key A's hash word
+// in lanes 0-7 and key B's in lanes 8-15; it returns the pair's missing
+// probes as pairs_present takes them.
+template <class PairMiss>
+HWY_INLINE __mmask8 present_by_pairs(const std::uint64_t* h8, std::uint64_t num_blocks,
+                                     const PairMiss& pair_miss) {
+  const __m512i h = _mm512_loadu_si512(h8);
+  std::uint64_t block[kK8Group];
+  for (std::size_t l = 0; l < kK8Group; ++l) block[l] = layout::block_index(h8[l], num_blocks);
+  __mmask16 miss[4];
+  for (int j = 0; j < 4; ++j) {
+    miss[j] = pair_miss(_mm512_permutexvar_epi32(key_pair_pick(j), h), block[2 * j],
+                        block[2 * j + 1]);
+  }
+  return pairs_present(miss);
+}
+
 // k <= 8: two keys per 512-bit vector. Lanes 0-7 hold key A's probes, lanes
 // 8-15 key B's; one two-table permute reads both keys' words from their two
 // blocks (word indices 16..31 select block B), and one masked test finds the
@@ -108,21 +126,14 @@ class CachelinePairsTest {
     const __m512i key_b_bias = _mm512_set_epi32(512, 512, 512, 512, 512, 512, 512, 512,  //
                                                 0, 0, 0, 0, 0, 0, 0, 0);
     const __m512i one = _mm512_set1_epi32(1);
-    const __m512i h = _mm512_loadu_si512(h8);
-    std::uint64_t block[kK8Group];
-    for (std::size_t l = 0; l < kK8Group; ++l) block[l] = layout::block_index(h8[l], num_blocks_);
-    __mmask16 miss[4];  // bits 8j..8j+7: key 2j's missing probes, then key 2j + 1's
-    for (int j = 0; j < 4; ++j) {
-      const __m512i x = _mm512_permutexvar_epi32(key_pair_pick(j), h);
+    return present_by_pairs(h8, num_blocks_, [&](__m512i x, std::uint64_t a, std::uint64_t b) {
       const __m512i pos =
           _mm512_add_epi32(_mm512_srli_epi32(_mm512_mullo_epi32(x, salt_), 23), key_b_bias);
       const __m512i words = _mm512_permutex2var_epi32(
-          _mm512_loadu_si512(words_ + block[2 * j] * layout::kCachelineWords),
-          _mm512_srli_epi32(pos, 5),
-          _mm512_loadu_si512(words_ + block[2 * j + 1] * layout::kCachelineWords));
-      miss[j] = _mm512_mask_testn_epi32_mask(live_, _mm512_rorv_epi32(words, pos), one);
-    }
-    return pairs_present(miss);
+          _mm512_loadu_si512(words_ + a * layout::kCachelineWords), _mm512_srli_epi32(pos, 5),
+          _mm512_loadu_si512(words_ + b * layout::kCachelineWords));
+      return _mm512_mask_testn_epi32_mask(live_, _mm512_rorv_epi32(words, pos), one);
+    });
   }
 
  private:
@@ -203,22 +214,14 @@ class SbbfPairsTest {
             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(layout::kBloomSalt)))) {}
   HWY_INLINE __mmask8 operator()(const std::uint64_t* h8) const {
     const __m512i one = _mm512_set1_epi32(1);
-    const __m512i h = _mm512_loadu_si512(h8);
-    std::uint64_t block[kK8Group];
-    for (std::size_t l = 0; l < kK8Group; ++l) block[l] = layout::block_index(h8[l], num_blocks_);
-    __mmask16 miss[4];  // bits 8j..8j+7: key 2j's missing probes, then key 2j + 1's
-    for (int j = 0; j < 4; ++j) {
-      const __m512i x = _mm512_permutexvar_epi32(key_pair_pick(j), h);
+    return present_by_pairs(h8, num_blocks_, [&](__m512i x, std::uint64_t a, std::uint64_t b) {
       const __m512i shift = _mm512_srli_epi32(_mm512_mullo_epi32(x, salt_), 27);
       const __m512i words = _mm512_inserti64x4(
           _mm512_castsi256_si512(_mm256_loadu_si256(
-              reinterpret_cast<const __m256i*>(words_ + block[2 * j] * layout::kSbbfWords))),
-          _mm256_loadu_si256(
-              reinterpret_cast<const __m256i*>(words_ + block[2 * j + 1] * layout::kSbbfWords)),
-          1);
-      miss[j] = _mm512_testn_epi32_mask(_mm512_rorv_epi32(words, shift), one);
-    }
-    return pairs_present(miss);
+              reinterpret_cast<const __m256i*>(words_ + a * layout::kSbbfWords))),
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(words_ + b * layout::kSbbfWords)), 1);
+      return _mm512_testn_epi32_mask(_mm512_rorv_epi32(words, shift), one);
+    });
   }
 
  private:
