@@ -159,25 +159,10 @@ HWY_INLINE String16Halves load_string16_halves(const std::uint8_t* p) {
 #endif
 }
 
-// A whole batch of 16-byte strings back to back from p, as a software pipeline
-// (hash-inl.h says why): six stages of at most two independent multiplies, each
-// step advancing five vectors in flight by one stage. The two 8-byte lanes a
-// and b are mixed apart (stages 0-1), folded into h one after the other (2-3)
-// and h is finished (4-5), Lane8Steps' pieces in the one-shot order. Hashes
-// `vectors` groups of Lanes(D64) strings. On AVX2, whose 64-bit multiplies are
-// emulated (mul64), it is 1.5x as fast as the scalar loop (hash_each_of_width):
-// Zen 5 guest, AVX2 pinned, 16-byte strings, one thread, TSC cycles per key,
-// medians of 9 alternated rounds, two runs, the scalar loop against the
-// pipeline: hashing alone 7.66-8.60 against 5.09-5.36, the library's HLL add
-// 10.66-11.33 against 7.00-7.08, Bloom add (256 KiB) 15.80-16.12 against
-// 11.30-11.88. One vector at a time (no pipeline) measured 7.07-7.29, one
-// vector and four scalar keys per step 7.04-7.09. (Measured with the
-// three-vpmuludq mul64; the one-vpmulld form took hashing alone from 3.72 to
-// 3.44 TSC cycles per key in another harness: hash-inl.h.)
-// One step of that pipeline's middle: each vector that stages 0-3 gave moves
-// on one stage (the caller loads stage 0's next vectors into a0 and b0 after,
-// and takes stage 5's hashes from h4 before). bloom_add_keys.cc's loop for
-// 16-byte strings steps the same pipeline.
+// One step of the middle of the 16-byte strings pipeline below: each vector
+// that stages 0-3 gave moves on one stage (the caller loads stage 0's next
+// vectors into a0 and b0 after, and takes stage 5's hashes from h4 before).
+// bloom_add_keys.cc's loop for 16-byte strings steps the same pipeline.
 template <bool kXxh>
 HWY_INLINE void advance_string16_stages(V64 start, V64& h4, V64& h3, V64& h2, V64& b2, V64& a1,
                                         V64& b1, V64 a0, V64 b0) {
@@ -190,13 +175,30 @@ HWY_INLINE void advance_string16_stages(V64 start, V64& h4, V64& h3, V64& h2, V6
   b1 = Steps::mix1(b0);
 }
 
-template <bool kXxh, class AfterStep = NoAfterStep>
+// A whole batch of 16-byte strings back to back from p, as a software pipeline
+// (hash-inl.h says why): six stages of at most two independent multiplies, each
+// step advancing five vectors in flight by one stage. The two 8-byte lanes a
+// and b are mixed apart (stages 0-1), folded into h one after the other (2-3)
+// and h is finished (4-5), Lane8Steps' pieces in the one-shot order. Hashes
+// `vectors` steps of Lanes(D64) + kScalar strings: the vector's, then kScalar
+// more hashed in scalar code as it loads (kString16ScalarKeys says why). On
+// AVX2, whose 64-bit multiplies are emulated (mul64), it is 1.5x as fast as the
+// scalar loop (hash_each_of_width): Zen 5 guest, AVX2 pinned, 16-byte strings,
+// one thread, TSC cycles per key, medians of 9 alternated rounds, two runs, the
+// scalar loop against the pipeline: hashing alone 7.66-8.60 against 5.09-5.36,
+// the library's HLL add 10.66-11.33 against 7.00-7.08, Bloom add (256 KiB)
+// 15.80-16.12 against 11.30-11.88. One vector at a time (no pipeline) measured
+// 7.07-7.29, one vector and four scalar keys per step 7.04-7.09. (Measured with
+// the three-vpmuludq mul64; the one-vpmulld form took hashing alone from 3.72
+// to 3.44 TSC cycles per key in another harness: hash-inl.h.)
+template <bool kXxh, std::size_t kScalar = 0, class AfterStep = NoAfterStep>
 HWY_INLINE void hash_width16_pipelined_as(const std::uint8_t* p, std::size_t vectors, HashSpec spec,
                                           std::uint64_t* out,
                                           const AfterStep& after = AfterStep()) {
   constexpr bool kAfter = !std::is_same_v<AfterStep, NoAfterStep>;
   const D64 d;
   const std::size_t n = hn::Lanes(d);
+  const std::size_t per_step = n + kScalar;
   using Steps = Lane8Steps<kXxh>;
   const V64 start = hn::Set(d, Steps::start(spec.seed, 16));
   // State after stage S of the vector loaded S + 1 steps ago.
@@ -205,32 +207,64 @@ HWY_INLINE void hash_width16_pipelined_as(const std::uint8_t* p, std::size_t vec
     if (stores) {
       hn::StoreU(Steps::finish1(h4), d, out + store);
       if constexpr (kAfter) {
-        if (store != 0) after(out, store - n, n);
+        if (store != 0) after(out, store - per_step, per_step);
       }
     }
     advance_string16_stages<kXxh>(start, h4, h3, h2, b2, a1, b1, a0, b0);
     if (loads) {
       const std::uint8_t* g = p + load * 16;
-      for (std::size_t b = 0; b < 16 * n; b += 64) prefetch_stream(g + b);
+      for (std::size_t b = 0; b < 16 * per_step; b += 64) prefetch_stream(g + b);
       const String16Halves halves = load_string16_halves(g);
       a0 = Steps::mix0(halves.first);
       b0 = Steps::mix0(halves.second);
+      if constexpr (kScalar != 0) {
+        for (std::size_t j = n; j < per_step; ++j) {
+          out[load + j] = kXxh ? layout::xxh64(g + 16 * j, 16, spec.seed)
+                               : layout::murmur64a(g + 16 * j, 16, spec.seed);
+        }
+      }
     }
   };
-  run_pipeline(vectors, n, 5, step);  // stages 0..5: stored five steps after the load
+  run_pipeline(vectors, per_step, 5, step);  // stages 0..5: stored five steps after the load
   if constexpr (kAfter) {
-    if (vectors != 0) after(out, (vectors - 1) * n, n);  // the last step stored
+    if (vectors != 0) after(out, (vectors - 1) * per_step, per_step);  // the last step stored
   }
 }
-HWY_INLINE void hash_width16_pipelined(const std::uint8_t* p, std::size_t vectors, HashSpec spec,
-                                       std::uint64_t* out) {
-  spec.kind == HashKind::Xxh64 ? hash_width16_pipelined_as<true>(p, vectors, spec, out)
-                               : hash_width16_pipelined_as<false>(p, vectors, spec, out);
+// 16-byte strings hashed in scalar code beside each step's vector (AVX2; as
+// u64 keys, hash-inl.h): the integer multiplier works beside the emulated
+// vector ones. Family 6 model 167 guest (Intel), AVX2 pinned, one thread, M
+// keys/s, medians of 5, five alternated rounds, 0 / 1 / 2 scalar keys a step:
+// hashing alone 291.5 / 305.4 / 322.2, HLL add 267.6 / 279.1 / 292.5, Bloom
+// add (256 KiB) 149.6 / 156.3 / 160.3; in a second run 0 / 2 / 3 / 4: hashing
+// 295.7 / 318.1 / 317.0 / 331.9 (two threads 577.5 / 621.9 / 623.9 / 647.1),
+// HLL add 273.6 / 288.8 / 290.2 / 303.5, Bloom add 155.1 / 158.4 / 163.1 /
+// 166.8; in a third 0 / 4 / 6 / 8: hashing 281.7 / 326.0 / 316.4 / 308.6.
+// The build that landed two against the one before, seven alternated rounds:
+// hashing 293.5 -> 307.1, HLL add 269.9 -> 282.7, Bloom add 153.6 -> 156.8;
+// AVX3_DL (its code unchanged, but for GCC's register choices in
+// hash_strings) alike: hashing 407.5 / 407.9, HLL add 376.3 / 381.9.
+// Two, though this core peaks at four to six: on the Zen 3 guest, whose
+// vector pipes are wider, one scalar u64 key a step (5 multiplies beside the
+// vector's 20) beat two and three for hashing alone, each of which beat none
+// in a quiet minute and lost in a slow one (hash-inl.h); two 16-byte strings
+// put 16 beside 32. Not measured on AMD.
+inline constexpr std::size_t kString16ScalarKeys = HWY_TARGET == HWY_AVX2 ? 2 : 0;
+// Hashes the leading whole steps of `count` 16-byte strings; returns how many.
+HWY_INLINE std::size_t hash_width16_pipelined(const std::uint8_t* p, std::size_t count,
+                                              HashSpec spec, std::uint64_t* out) {
+  const std::size_t per_step = hn::Lanes(D64()) + kString16ScalarKeys;
+  const std::size_t vectors = count / per_step;
+  if (vectors == 0) return 0;
+  spec.kind == HashKind::Xxh64
+      ? hash_width16_pipelined_as<true, kString16ScalarKeys>(p, vectors, spec, out)
+      : hash_width16_pipelined_as<false, kString16ScalarKeys>(p, vectors, spec, out);
+  return vectors * per_step;
 }
 #else
 inline constexpr bool kString16Vectors = false;
-HWY_INLINE void hash_width16_pipelined(const std::uint8_t*, std::size_t, HashSpec, std::uint64_t*) {
-  // never called: kString16Vectors is false
+HWY_INLINE std::size_t hash_width16_pipelined(const std::uint8_t*, std::size_t, HashSpec,
+                                              std::uint64_t*) {
+  return 0;  // never called: kString16Vectors is false
 }
 #endif
 
@@ -287,7 +321,7 @@ HWY_INLINE bool hash_fixed_width_group(const std::uint8_t* data, V64 lo, V64 len
   return true;
 }
 
-// Hashes the leading whole vectors of a batch of fixed-width 8- or 16-byte
+// Hashes the leading whole steps of a batch of fixed-width 8- or 16-byte
 // strings as a pipeline; returns how many keys it hashed (0 if the batch is
 // not one width).
 template <class Offset>
@@ -299,11 +333,8 @@ HWY_INLINE std::size_t hash_uniform_width(const Offset* offsets, const std::uint
   const std::uint64_t width = uniform_width(offsets, count);
   if (width == 0) return 0;
   const std::uint8_t* p = data + offsets[0];
-  if (width == 16) {
-    hash_width16_pipelined(p, vectors, spec, out);
-  } else {
-    hash_width8_pipelined(p, vectors * n, spec, out);
-  }
+  if (width == 16) return hash_width16_pipelined(p, count, spec, out);
+  hash_width8_pipelined(p, vectors * n, spec, out);
   return vectors * n;
 }
 #else
@@ -391,11 +422,7 @@ void hash_string_keys(const detail::KeyBatch& keys, std::size_t begin, std::size
     const std::uint8_t* first = width != 0 ? keys.data + offsets[0] : nullptr;
     if (width == 16) {
       std::size_t done = 0;
-      if constexpr (kString16Vectors) {
-        const std::size_t vectors = count / hn::Lanes(D64());
-        if (vectors != 0) hash_width16_pipelined(first, vectors, spec, out);
-        done = vectors * hn::Lanes(D64());
-      }
+      if constexpr (kString16Vectors) done = hash_width16_pipelined(first, count, spec, out);
       return hash_each_of_width<16>(first + 16 * done, count - done, spec, out + done);
     }
     if (width == 8) {
