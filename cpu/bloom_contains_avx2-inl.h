@@ -197,6 +197,13 @@ std::uint64_t contains_cacheline_kernel(const detail::BloomRef& f, const std::ui
 // step's first test, behind its block's loads) ran slower: family 6 model 167
 // guest (Intel), AVX2 pinned, u64 keys, 256 KiB, medians of 5, five alternated
 // rounds, cacheline512 378 -> 335 M keys/s, parquet_sbbf 477 -> 428.
+// 16-byte strings in such a loop too (hash_width16_pipelined_as with its two
+// scalar strings a step and this test after each step; chunks of other
+// strings hashed, then tested) ran slower there, and GCC then left the u64
+// loop's pipeline step out of line: 256 KiB, M keys/s, medians of 5, five
+// alternated rounds, strings 196.1 -> 182.2 (two threads 382.2 -> 347.9),
+// parquet_sbbf 223.1 -> 206.6, u64 keys 381.3 -> 275.9. Strings are hashed,
+// then tested.
 // Filters that miss the cache (kPrefetch) are left to hashing, then testing.
 // The hashing then adds to the wait on DRAM, and interleaving the two did not
 // hide it: Zen 3 guest, AVX2, 1 GiB, k = 6, one thread, TSC cycles per key,
