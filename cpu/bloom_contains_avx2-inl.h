@@ -198,8 +198,8 @@ std::uint64_t contains_cacheline_kernel(const detail::BloomRef& f, const std::ui
 // guest (Intel), AVX2 pinned, u64 keys, 256 KiB, medians of 5, five alternated
 // rounds, cacheline512 378 -> 335 M keys/s, parquet_sbbf 477 -> 428.
 // 16-byte strings in such a loop too (hash_width16_pipelined_as with its two
-// scalar strings a step and this test after each step; chunks of other
-// strings hashed, then tested) ran slower there, and GCC then left the u64
+// scalar strings a step and this test after each step; chunks of other strings
+// hashed, then tested) ran slower on that guest, and GCC then left the u64
 // loop's pipeline step out of line: 256 KiB, M keys/s, medians of 5, five
 // alternated rounds, strings 196.1 -> 182.2 (two threads 382.2 -> 347.9),
 // parquet_sbbf 223.1 -> 206.6, u64 keys 381.3 -> 275.9. Strings are hashed,
