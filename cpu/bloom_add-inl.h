@@ -332,7 +332,7 @@ HWY_INLINE void add_group_offsets(const std::uint64_t* hashes, __m256i num_block
 // buffered by vector shifts (k = 6 9.8). Not tried on AMD, where the stores
 // bind but the table's loads take the same three address units. On the same
 // guest the library's add with each next step's eight blocks prefetched
-// (prefetchw, once their offsets are buffered) gained 0.4-5% in two runs of
+// (prefetchw, once their offsets are buffered) moved -0.8% to +5% in two runs of
 // 5 and 7 alternated rounds (medians of 5, M keys/s): pre-hashed 324.6 ->
 // 336.7 and 329.7 -> 333.3, u64 228.7 -> 234.9 and 228.1 -> 233.4, 16-byte
 // strings 153.6 -> 160.1 and 158.7 -> 162.5, k = 8 201.4 -> 202.2, k = 12
