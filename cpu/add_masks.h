@@ -1,7 +1,8 @@
 // Which way the AVX-512 cacheline512 add builds a key's 16-word mask into a
 // filter in the cache: chosen once per process from the CPU's vendor,
 // because the two ways are bound by different parts of the core
-// (cpu/bloom_add-inl.h has the figures).
+// (docs/PERF-NOTES.md, "AVX-512 add: shifts, table masks and the other forms
+// tried", has the figures).
 #pragma once
 #include <optional>
 

@@ -37,15 +37,8 @@ namespace hn = hwy::HWY_NAMESPACE;
 // scalar multiply. AVX-512 and AVX2 add whole steps of eight keys with
 // add_cacheline_groups below and leave this loop the last n % 8 keys
 // (kAddInSteps; or_key_bits says how each writes a key); other targets add
-// every key here. Earlier, on the Emerald
-// Rapids guest (AVX2, k = 6, 256 KiB, medians of 11 interleaved library
-// runs): the OR of k lines of a one-bit-per-line table, as two 32-byte
-// halves, was slower (pre-hashed 196 vs 216 M keys/s, u64 129 vs 159); masks
-// built by compare and masked OR per word group 5x slower. Every other
-// position arithmetic measured as fast or slower there: bit and word from
-// lookup tables, positions from vectors stored for the scalar ORs,
-// load/bts/store, lea addresses. On Zen 5 the stored positions won
-// (AVX2's or_key_bits below).
+// every key here. Other position arithmetic and table masks measured no
+// faster (docs/PERF-NOTES.md, "Per-key add (cacheline_set)").
 template <std::uint32_t kK>
 HWY_INLINE void cacheline_set(std::uint32_t* block, std::uint64_t h) {
   static_assert(kK >= 1 && kK <= layout::kMaxCachelineK);
@@ -82,68 +75,20 @@ HWY_INLINE void sbbf_set(std::uint32_t* block, std::uint64_t h) {
 // instruction) and one vpsrlvd: 0x80000000 >> (32w + 31 - a). On AVX-512
 // parts are ORed three at a time by vpternlogd.
 //
-// On AMD the shifts replaced k 64-byte lines of a 32 KiB one-bit-per-line
-// table (then (2k - 3) / 4 line offsets from the buffer, two at k = 6, the
-// others from scalar multiplies): their loads and address arithmetic were
-// the bound, and the table shared L1 with the filter's lines; the ALU work
-// that replaces them has four vector pipes on Zen 5. Zen 5
-// guest, AVX3_DL, one thread, TSC cycles per key, min / median of 12-20
-// alternated passes of the library's hash + add over u64 keys, table against
-// registers: 256 KiB filter, k = 6: 6.93 / 9.37 against 4.09 / 5.10 (three
-// rounds alike); 16 KiB 7.47 / 9.28 against 5.34 / 5.53; 32 MiB 23.9 / 24.2
-// against 18.8 / 21.9; 256 KiB k = 1, 8, 16: 3.94 / 8.32 / 16.6 against
-// 2.69 / 4.74 / 10.2 (mins); 16-byte strings 10.6 / 10.9 against 9.4 / 9.7.
-//
-// Intel cores give 512-bit ALU work two ports (vpsrlvd one), so there the
-// shifts bound the add: k = 6 needs about 15 ALU operations per key. So on
-// Intel (avx512_add_masks(), cpu/add_masks.h) a filter in the cache (no
-// prefetching) takes each part as one 64-byte load from kCachelineBit, at
-// the byte offset buffered in place of the position: no ALU work but the
-// ORs. Family 6 model 167 guest (Intel, AVX-512, 2 vCPUs), AVX3_DL, one
-// thread, ms per 2^20 keys (medians of 3) in three or four rounds of alternated
-// binaries, shifts against table: bloom_add_k (u64 keys, hashing included,
-// 256 KiB) k = 4 3.06-3.16 against 2.94-3.05, k = 6 3.78-3.84 against
-// 3.46-3.53, k = 8 4.57-4.71 against 3.99-4.03, k = 12 6.52-6.62 against
-// 5.39-5.51, k = 16 7.72-7.91 against 6.27-6.62; pre-hashed keys 2.97-3.09
-// against 2.58-2.83, 16-byte strings 4.88-5.07 against 4.61-4.72. Filters
-// that miss the cache keep the shifts: 32 MiB, u64, 5.10-5.24 against
-// 6.00-6.24 with the table (whose 32 KiB likely push the prefetched blocks
-// out of L1).
-// Two offsets per 64-bit load (or_key_bits' kPairs, k <= 8) ran alike in the
-// standalone copy below, but in the library, alternated (5-7 rounds, medians
-// of 5, four runs, M keys/s) took the add of pre-hashed keys (256 KiB, k = 6)
-// 445.5 -> 469.4, 429.6 -> 464.9, 406.4 -> 455.2 and 417.1 -> 453.9; u64 keys
-// (bloom_add_keys) alike (399.0 / 395.1, k = 4 465.7 / 454.9, k = 8 327.6 /
-// 338.4); with pairs at every k, k = 9 lost (273.2 -> 256.9, 272.3 ->
-// 259.3), so past k = 8 each offset has its load. Tried there too: slower were offsets from
-// scalar multiplies for the probes past the first (2k - 3) / 4, k / 2 or none
-// (as the table's first form; k = 6: 3.62-3.95 against 3.31-3.55 all loaded),
-// one to four shifted parts mixed into the loaded ones (in the standalone copy
-// below, 16 KiB / 256 KiB, 6 loaded 7.6 / 8.9, 5 8.0 / 8.7-9.2, 4 8.3 /
-// 9.0-9.2, 3 8.3 / 9.1-9.5, 2 8.8 / 9.2-9.5, none 9.4 / 9.7-10.0: each
-// shifted part cost more than the loads it saved), the k word read-modify-
-// writes AVX2 uses (k = 6 / 16: 4.15-4.40 / 8.44-9.32), and the first four to
-// eight probes as a mask, then the others as words (k = 9: 5.6-9.2, each
-// word's load waits for the mask's store). On the Emerald
-// Rapids guest, masks built from scalar positions -- a broadcast from a
-// general register per probe -- had measured 1.3x slower than
-// read-modify-writes. On the model 167 guest, in a standalone copy of this
-// loop (k = 6, pre-hashed, core cycles per key at the 3.75 GHz its imul
-// chain read, medians of 51-101 passes over 2^16 keys, two runs; an earlier
-// copy called each variant through a function pointer, and its figures, 1-2
-// cycles higher, included that call): 256 KiB filter, the table 8.6-8.9 (8
-// KiB: 7.8), two offsets per 64-bit load 8.5 (7.7), shifts 9.7-10.2, each
-// probe's part as a masked broadcast of its bit (a 16-bit lane mask from a
-// 32-byte table or a shift, the bit from a 128-byte table) 17.2-17.4, two
-// such chains a key 12.2-12.6. Of the table's 8.6-8.9, the masks built and
-// not written took 6.7-6.9, and a fixed mask written to each key's block
-// (the offsets still computed) 5.0-5.3; six random 64-byte loads from a 32
-// KiB table a key, their offsets shifted out of one register, took 4.7-5.7
-// alone (consecutive lines: 0.58 a load), so the table's loads are most of
-// the mask's cost. A bare loop writing random 64-byte lines of a 256 KiB
-// buffer ran at 2.4-2.8 TSC cycles per line (prefetchw 8-64 lines ahead:
-// 2.4-2.6), 1.7-1.9 in 8 KiB, against 6.7 for the library's add of
-// pre-hashed keys.
+// Where each part comes from on AVX-512 depends on the CPU's vendor
+// (avx512_add_masks(), cpu/add_masks.h). AMD (Zen 4 and 5) has four vector
+// pipes for the shifts, which beat k 64-byte loads from a 32 KiB
+// one-bit-per-line table there (Zen 5, 256 KiB, k = 6: 4.09 against 6.93
+// TSC cycles per key at best). Intel cores give 512-bit ALU work two ports
+// (vpsrlvd one), so there a filter in the cache (no prefetching) takes each
+// part as one 64-byte load from kCachelineBit, at the byte offset buffered
+// in place of the position (family 6 model 167, k = 6: 3.46-3.53 against
+// 3.78-3.84 ms per 2^20 keys); filters that miss the cache keep the shifts
+// (32 MiB: 5.10-5.24 against 6.00-6.24 with the table). For k <= 8 the
+// table's offsets come two per 64-bit load (pre-hashed add 406-446 ->
+// 454-469 M keys/s); past k = 8 each has its own load (pairs lost at k = 9).
+// The forms tried and their figures: docs/PERF-NOTES.md, "AVX-512 add:
+// shifts, table masks and the other forms tried".
 inline constexpr std::size_t kAddGroup = 8;  // keys per step: one vector of hashes
 
 // Positions buffered per key: probes 0-7 two keys per vector multiply, or
@@ -283,87 +228,14 @@ HWY_INLINE void add_group_offsets(const std::uint64_t* hashes, __m256i num_block
 
 // ORs the bit at each of the key's kK positions into its word of the block:
 // kK read-modify-writes, the positions those add_group_offsets buffered (no
-// multiply per probe, unlike cacheline_set).
-//
-// AVX2 had the AVX-512 mask in two 32-byte halves too (per probe a broadcast
-// from the buffer, two vpsubd, two vpsrlvd and two vpor; per key two 32-byte
-// read-modify-writes): about 36 vector ALU operations per key at k = 6, where
-// the words take none. In the cache the words took the fewest cycles: Zen 5
-// guest, AVX2 pinned, 256 KiB, TSC cycles per key, scalar-multiply words
-// (cacheline_set) / masks / buffered words: the kernel alone on pre-hashed
-// keys, medians of 15 alternated rounds, k = 6 6.60-6.91 / 5.79-6.20 /
-// 5.28-5.59 (16 KiB alike), k = 1 2.44 / 2.74 / 1.62, k = 8 8.43-8.94 /
-// 7.72-8.23 / 6.60, k = 16 19.30 / 17.88 / 12.39; the library's add, one
-// thread, 2^20 keys a call, medians of 9 rounds, cacheline_set's words
-// against buffered ones: u64 9.07-9.12 against 7.23-7.41, pre-hashed
-// 6.41-6.62 against 4.76-4.80 (in a busier minute 8.88-10.33 against
-// 8.42-8.80 and 6.41-7.88 against 5.55-6.01). On a Zen 3 guest (AVX2 served; vpsrlvd two a
-// cycle), library add, 256 KiB, medians of 9-11 alternated batches, three
-// runs, words against masks: pre-hashed 10.41 / 15.98 / 10.58 against 11.59 /
-// 17.72 / 11.88, u64 27.38 / 15.07 / 14.38 against 31.48 / 18.03 / 17.22.
-// Each probe buffered instead as a 64-bit pair (the word's byte offset, its
-// bit << 32: one shift per probe where the position takes two, the pairs from
-// vector shifts and vpunpck{l,h}dq) ran alike there: 256 KiB, medians of 15
-// alternated batches, positions against pairs, pre-hashed 11.23 / 11.16
-// against 11.50 / 11.90, u64 13.91 / 13.96 against 13.92 / 13.82, k = 10 u64
-// 20.02 against 20.48. The general-register work is not the bound. Nor
-// are the buffer's loads: the first one, two or three probes of each key
-// from scalar multiplies (as cacheline_set), the rest from the buffer, ran
-// slower (256 KiB, TSC cycles per key, min / median of 15 alternated
-// batches: pre-hashed 9.54 / 10.17 against 11.16 / 11.55, 12.04 / 12.39 and
-// 11.73 / 12.33; u64 12.57 / 13.36 against 14.00 / 14.91, 14.83 / 16.23 and
-// 13.45 / 15.08). The stores are: this core retires about one a cycle to
-// scattered words (docs/HACKING.md), six a key at k = 6. The buffer's own
-// stores halved (positions as 16 bits, two keys a 32-byte store by
-// vpackusdw, the step's keys unrolled) ran alike: 256 KiB pre-hashed, min /
-// median of 31 alternated batches, three runs, 9.79 / 10.58, 9.67 / 11.29,
-// 9.52 / 10.32 against 9.16 / 10.09, 9.79 / 11.29, 9.50 / 10.15; 16 KiB
-// 9.53 / 9.64, 9.19 / 9.55, 9.33 / 9.93 against 8.86 / 9.10, 8.99 / 9.70,
-// 9.33 / 9.92.
-//
-// Masks from smaller tables (two aligned 32-byte loads a probe from a 16 KiB
-// table of one-word halves, the high half 256 bytes before the low; or a 2
-// KiB table of 64-byte windows onto a lone word, unaligned loads) lost to the
-// words in a standalone copy on the family 6 model 167 guest (Intel, AVX2
-// flags, pre-hashed, TSC cycles per key, medians of 41 alternated passes over
-// 2^16 keys, 256 KiB filter): k = 6 words 8.6-8.9, 16 KiB table 9.0-9.5, 2
-// KiB windows 10.0-10.6; k = 4 6.4-7.0 / 7.0-7.5 / 7.7-8.3; k = 8 10.9-11.6 /
-// 10.9-11.5 / 12.7-14.2. Nor did a bit mask and word offset per probe
-// buffered by vector shifts (k = 6 9.8). Not tried on AMD, where the stores
-// bind but the table's loads take the same three address units. On the same
-// guest the library's add with each next step's eight blocks prefetched
-// (prefetchw, once their offsets are buffered) moved -0.8% to +5% in two runs of
-// 5 and 7 alternated rounds (medians of 5, M keys/s): pre-hashed 324.6 ->
-// 336.7 and 329.7 -> 333.3, u64 228.7 -> 234.9 and 228.1 -> 233.4, 16-byte
-// strings 153.6 -> 160.1 and 158.7 -> 162.5, k = 8 201.4 -> 202.2, k = 12
-// 147.7 -> 146.5. Not landed: on the Zen 3 guest this add ran as fast with a
-// 16 KiB filter as with 256 KiB (docs/HACKING.md), so there the prefetches
-// would be work and nothing more.
-//
-// For filters that miss the cache the masks had stayed, measured on Zen 5
-// with AVX2 pinned (fewer, wider read-modify-writes; library, u64, masks
-// against words: 2 MiB 9.09 against 9.99, 8 MiB 8.86 against 9.63, 32 MiB
-// 11.37 against 13.06; earlier, against cacheline_set's words, 1 GiB 25.1
-// against 27.8). Zen 5 serves AVX-512, though, and on the Zen 3 guest,
-// a machine that serves AVX2, the words won there too: library add, one
-// thread, TSC cycles per key, medians of 11 alternated calls of 2^20 keys,
-// masks against words, three to five runs each: 1 GiB pre-hashed 91 / 126 /
-// 113 / 115 / 152 against 62 / 94 / 73 / 72 / 101, u64 132 / 160 / 108 / 191
-// / 157 against 89 / 131 / 80 / 139 / 129; 32 MiB pre-hashed 38.5 / 39.9 /
-// 39.1 against 35.7 / 38.0 / 36.2, u64 46.3 / 46.3 / 42.4 against 42.7 /
-// 43.6 / 38.4; 4 MiB pre-hashed 22.7 / 23.0 / 18.1 against 20.8 / 19.4 /
-// 17.3, u64 27.5 / 27.8 / 28.0 against 25.2 / 25.6 / 25.3 (ties in its
-// quietest minutes). A microbenchmark there (1 GiB, prefetchw 96 keys ahead,
-// TSC cycles per key, medians of 9-11 passes) shows the cost is not the
-// writes: two 32-byte read-modify-writes per key ran at 38-49, as fast as
-// reading the lines (35-46), and at 78-164 when each key also built its mask
-// in registers (77 with 64 keys' masks built first, then written). Likely
-// cause: behind a miss at the head of the window, each key's three dozen
-// vector results fill the 160 vector registers after a few keys, so few
-// misses are in flight; the words use general registers. Not measured on an
-// Intel core without AVX-512, where the masks would take about 12 cycles per
-// key on three vector ports, and where the Emerald Rapids guest once found
-// buffered positions no faster than cacheline_set's multiplies.
+// multiply per probe, unlike cacheline_set). The key's mask built in two
+// 32-byte halves instead, as AVX-512 builds it, takes about 36 vector ALU
+// operations per key at k = 6 where the words take none, and lost on the
+// Zen 3 guest (AVX2 served) at every filter size; masks from small tables
+// lost on Intel. On the Zen 3 guest the word stores bind this add (about
+// one a cycle to scattered words: docs/HACKING.md). The forms tried and
+// their figures: docs/PERF-NOTES.md, "AVX2 add: word read-modify-writes and
+// the forms tried".
 template <std::uint32_t kK, bool kFromTable>
 HWY_INLINE void or_key_bits(char* block, const std::uint32_t* positions) {
   static_assert(!kFromTable);

@@ -45,31 +45,12 @@ HWY_INLINE void add_step(char* words, const AddGroupOffsets<kK>& now) {
 // stage gives, and sets this step's keys as add_cacheline_groups does. The
 // hashing's multiplies and shifts run beside the add's loads, and no hash
 // goes through memory; the last count % 8 keys are hashed, then added.
-// Family 6 model 167 guest (Intel), AVX3_DL, BloomFilter::add, 256 KiB,
-// M keys/s, medians of 5, five alternated rounds, hashed then added against
-// this loop: u64 k = 6 299.9 -> 370.2, two threads 598.0 -> 712.2, k = 4
-// 359.3 -> 452.0, k = 8 272.3 -> 325.5, k = 9 229.2 -> 263.4, k = 12 202.8
-// -> 222.6, k = 16 171.6 -> 181.8; rows of code alike in both builds within
-// 2% (pre-hashed add 416.3 / 409.0, u64 contains 594.9 / 603.4, two threads
-// 1148 / 1164). Each step's keys hashed through all five stages at once,
-// three steps ahead, gained less (k = 6 320.2 -> 354.7 in its own run; this
-// loop against it 350.2 -> 368.3, k = 4 397.1 -> 433.9) and lost past k = 8
-// (k = 12 215.2 -> 179.2): retirement waited on its chains of multiplies
-// (perf annotate). The form tried before both, add_group_offsets a step
-// behind the hash pipeline's stores (an AfterStep of hash_fixed_pipelined),
-// had measured 303 -> 254. Later, same guest, 5 alternated rounds, medians
-// of 5, k = 6 / 4 / 8 / 12, this loop -> the variant: each step's hashes held
-// in a register a whole step before their offsets are computed (perf put
-// samples after the offsets' vpmulld) ran alike, 383.7 / 478.0 / 341.6 /
-// 237.0 -> 389.1 / 461.1 / 336.9 / 233.8; prefetchw of the next step's eight
-// blocks, once their offsets are stored, lost: 372.9 / 465.3 / 324.9 / 225.7
-// -> 350.6 / 406.2 / 285.0 / 207.7. Not measured where the masks come from shifts
-// (AMD). On AVX2 (same guest, AVX2 pinned, the words' read-modify-writes of
-// bloom_add-inl.h) the three-steps-ahead loop, each step's two vectors of
-// hashes stored to a ring of four steps for add_group_offsets, ran slower:
-// u64 k = 6 228.2 -> 187.2, two threads 442.5 -> 355.3
-// (bloom_contains_avx2-inl.h, above kScalarKeysBesideTests, has the AVX2
-// forms tried before).
+// Against hashed, then added: k = 6 299.9 -> 370.2 M keys/s (Intel, 256 KiB).
+// Hashing each step through all five stages at once, three steps ahead, lost
+// past k = 8 (retirement waited on its chains of multiplies), prefetchw of
+// the next step's blocks lost too, and on AVX2 such a loop ran slower (k = 6
+// 228.2 -> 187.2) (docs/PERF-NOTES.md, "AVX-512 fused add (bloom_add_keys)";
+// the AVX2 forms: "Bloom add: hashing and adding in one loop").
 template <class Hash, std::uint32_t kK>
 HWY_NOINLINE void add_hashing(const detail::BloomRef& f, const std::uint64_t* keys,
                               std::size_t count, HashSpec spec, std::uint64_t* scratch) {
@@ -111,11 +92,9 @@ HWY_NOINLINE void add_hashing(const detail::BloomRef& f, const std::uint64_t* ke
 // pipeline of hash_width16_pipelined_as (six stages: each string's two 8-byte
 // lanes mixed apart, folded into h one after the other, h finished) with its
 // vectors held in registers, each step buffering the next step's offsets from
-// the hashes its last stage gives and setting this step's keys. Family 6
-// model 167 guest, AVX3_DL, BloomFilter::add of 16-byte strings, 256 KiB, k =
-// 6, M keys/s, medians of 5, five alternated rounds, hashed then added against
-// this loop: 221.1 -> 294.1, two threads 438.6 -> 563.3 (u64 keys beside
-// them, code alike: 399.5 / 418.5, two threads 785.0 / 771.2).
+// the hashes its last stage gives and setting this step's keys. Against hashed,
+// then added: 221.1 -> 294.1 M keys/s (16-byte strings, k = 6, 256 KiB)
+// (docs/PERF-NOTES.md, "AVX-512 fused add: 16-byte strings").
 template <bool kXxh, std::uint32_t kK>
 HWY_NOINLINE void add_hashing_str16(const detail::BloomRef& f, const std::uint8_t* p,
                                     std::size_t count, HashSpec spec, std::uint64_t* scratch) {

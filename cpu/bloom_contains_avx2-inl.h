@@ -43,28 +43,10 @@ inline constexpr std::uint32_t kCachelineKernelMaxK = layout::kMaxCachelineK;
 
 // test(block, &hash): whether every probe of the hash is set in its block.
 // kVectors vectors of probes: one for k <= 8, two for k <= 16 (probes 8-15
-// in the second, from the same two loads of the block). Past k = 8 the
-// generic test (cacheline_test: the block loaded again for each vector of
-// probes, each half's words picked by a compare) ran at less than half the
-// speed: Zen 3 guest, AVX2, BloomFilter::contains of u64 keys, 256 KiB, one
-// thread, medians of 3 (bloom_contains_k), two runs each: k = 9 80.3 / 71.1
-// -> 160.9 / 162.6 M keys/s, k = 12 81.2 / 67.1 -> 155.0 / 161.8, k = 16
-// 72.0 / 70.7 -> 176.6 / 161.3 (k = 8, the same code before and after:
-// 219 / 177 -> 189 / 237, the guest's noise). Probes 8 to k - 1 tested in
-// scalar code instead of the second vector (a multiply, a load and a shift
-// each, for k <= 12) ran alike: k = 10, TSC cycles per key, min / median of
-// 21 alternated batches, two runs, pre-hashed 9.47 / 10.40 and 9.54 / 10.23
-// against 9.74 / 10.26 and 10.14 / 10.82, u64 13.62 / 15.80 and 13.50 /
-// 15.58 against 13.27 / 14.75 and 13.69 / 16.16.
-// Tried against this loop on the Zen 3 guest, k = 6, TSC cycles per key, min
-// / median of 15 alternated rounds of a copy over 1024 pre-hashed keys,
-// filter of 16 KiB then 256 KiB: the words picked by vpermilps from the
-// block's four 16-byte quarters, each broadcast by its load, joined by three
-// blends, 5.62 / 5.71 and 6.23 / 6.28 against 4.25 / 4.34 and 4.70 / 4.76;
-// unrolled eight keys a step 3.90 / 3.94 and 4.41 / 4.47 against 4.17 / 4.19
-// and 4.62 / 4.65, but in the library (keys streamed from memory) alike, min
-// 5.35-5.54 against 5.45-5.62 in four runs; block offsets from vpmuludq a step
-// ahead, or the hits counted from the stored answers, no faster unrolled.
+// in the second, from the same two loads of the block): past k = 8 the
+// generic test ran at less than half the speed (Zen 3 guest, k = 9: 71-80
+// -> 161-163 M keys/s). Other forms measured no faster: docs/PERF-NOTES.md,
+// "AVX2 contains test (CachelineAvx2Test)".
 template <std::size_t kVectors>
 class CachelineAvx2Test {
   static_assert(kVectors == 1 || kVectors == 2);
@@ -85,14 +67,8 @@ class CachelineAvx2Test {
     __m256i low_words = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block));
     __m256i high_words = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 8));
     // Loads of their own, not folded into the vpermd (GCC folds them; the
-    // empty asm stops it). On the Zen 3 guest, alternated, folded against
-    // apart, TSC cycles per key: a microbenchmark of this test on pre-hashed
-    // keys, medians of three rounds of 4001 passes over 1024 keys,
-    // L1-resident filter 8.35-8.88 against 7.73-7.97, 256 KiB 10.60-10.67
-    // against 9.38-9.45; BloomFilter::contains of u64 keys, 256 KiB, six runs
-    // of 21-25 batches, best 9.57 / 9.58 / 9.82 / 18.41 / 9.69 / 10.69 against
-    // 8.69 / 9.08 / 9.19 / 17.61 / 9.26 / 8.93 (medians lower in five). Not
-    // measured on Zen 5 or Intel (where it costs a fused-domain uop per load).
+    // empty asm stops it): on the Zen 3 guest folded loads ran 8-13% slower
+    // (docs/PERF-NOTES.md, "AVX2 contains test (CachelineAvx2Test)").
     asm("" : "+x"(low_words), "+x"(high_words));
     if constexpr (kVectors == 1) {
       const auto [words, bits] = probe(low_words, high_words, x, 0);
@@ -179,74 +155,14 @@ std::uint64_t contains_cacheline_kernel(const detail::BloomRef& f, const std::ui
 // bound (the vector pipes, then the filter's lines in L2); two keys a step
 // hashed in scalar code beside each vector (one when hashing alone: there the
 // integer multiplier has no other work) keep the vector pipes for the tests.
-// Zen 5 guest, AVX2 pinned, BloomFilter::contains of u64 keys, 256 KiB, k =
-// 6, one thread, TSC cycles per key, medians of 20 batches of 2^20 keys
-// alternated in one process, three runs: XXH64 4.84-5.20 -> 4.13-4.45 (one
-// scalar key a step 4.16-4.80; none 4.20-5.60; three and four no better),
-// MurmurHash64A 4.22-4.52 -> 3.41-3.77 (one scalar key 3.55-3.83); three
-// runs of mixed minutes, XXH64 5.04-7.93 -> 4.44-7.86, MurmurHash64A
-// 4.51-7.67 -> 4.17-7.44. In minutes when this guest ran slower (the loop at
-// 7.5-8.8) the two came out alike, within 4% either way in eight of nine runs
-// (5.97 against 7.47 in the ninth). On a Zen 3 guest (AVX2 served), whose
-// vector pipes bound both halves, the loop gains little, and the choice
-// holds: medians of 21 batches, three runs, two scalar keys a step
-// 8.94-9.74, none 10.15-10.73, one 9.70-9.79, three 9.18-9.98, hashed then
-// tested 9.17-9.19.
-// Each step also prefetching the blocks of the next step's keys (their hashes
-// stored a step ahead; `perf record -e cpu-clock` puts most samples on each
-// step's first test, behind its block's loads) ran slower: family 6 model 167
-// guest (Intel), AVX2 pinned, u64 keys, 256 KiB, medians of 5, five alternated
-// rounds, cacheline512 378 -> 335 M keys/s, parquet_sbbf 477 -> 428.
-// 16-byte strings in such a loop too (hash_width16_pipelined_as with its two
-// scalar strings a step and this test after each step; chunks of other strings
-// hashed, then tested) ran slower on that guest, and GCC then left the u64
-// loop's pipeline step out of line: 256 KiB, M keys/s, medians of 5, five
-// alternated rounds, strings 196.1 -> 182.2 (two threads 382.2 -> 347.9),
-// parquet_sbbf 223.1 -> 206.6, u64 keys 381.3 -> 275.9. Strings are hashed,
-// then tested.
-// Filters that miss the cache (kPrefetch) are left to hashing, then testing.
-// The hashing then adds to the wait on DRAM, and interleaving the two did not
-// hide it: Zen 3 guest, AVX2, 1 GiB, k = 6, one thread, TSC cycles per key,
-// medians of 15 alternated passes over 2^20 u64 keys: a bare loop reading each
-// key's block 96 keys after prefetching it 34.7, the kernel on pre-hashed keys
-// 41.2, hashed then tested (256 keys a chunk, as the bulk driver does) 44.5;
-// with the keys hashed 32 at a time 96 keys ahead into a ring and one block
-// prefetched per key 44.4 (16 keys 32 ahead 45.3, 32 keys 64 ahead 42.1, 64
-// keys 128 ahead 44.6); each 32 keys' blocks prefetched as soon as they were
-// hashed 62.0 against 53.0 (a busier minute). Hashing alone took 3.6.
-// The AVX2 add has no such loop: each step's keys added a step behind their
-// hashes (positions from vector multiplies, then word read-modify-writes)
-// measured within 3% either way on Zen 5, and slower on the Zen 3 guest, 256
-// KiB, medians of 15 batches: 12.73 -> 14.87 TSC cycles per key in a quiet
-// minute, 22.04-22.65 -> 25.86-27.39 in slow ones. Nor with the positions
-// from scalar multiplies (cacheline_set) behind the hash pipeline's steps,
-// on the family 6 model 167 guest (Intel), AVX2 pinned, 256 KiB, k = 6, ms
-// per 2^20 keys, medians of 3, three or four alternated rounds: u64 keys
-// 5.42-6.40 against 4.43-4.92 hashed then added (one or two scalar keys a
-// step beside the vector alike); 16-byte strings (hash_width16_pipelined
-// with an after-step) 5.89-6.40 against 6.76-7.36 where GCC inlined the
-// step into the pipeline, 7.13-7.83 where it left it out of line. Built as
-// a kernel of its own (an AfterStep for hash_width16_pipelined_as, a
-// HWY_NOINLINE loop per k and hash: the step inlined, no calls) and measured
-// again on that guest at 21821d6 (bloom_add str16 256 KiB, M keys/s,
-// medians of 5, six alternated rounds): AVX2 144.5 fused against 144.8 for
-// the same build hashing then adding, both below the unchanged build's 152.6;
-// the unchanged AVX3_DL strings add moved 216 -> 201-203 in both. Not
-// landed. Not tried on the Zen 3 guest, whose scalar multiplier is not a
-// vector port, as Intel's port 1 is. On AVX-512 with the masks from
-// kCachelineBit, add_group_offsets a step behind the hash pipeline (the step
-// before's keys set after it: add_cacheline_groups' order), same guest,
-// AVX3_DL, 256 KiB, medians of 5, five alternated rounds, hashed then added
-// against one loop: u64 k = 6 303 -> 254 M keys/s, two threads 585 -> 479, k
-// = 4 354 -> 284, k = 16 166 -> 150. The loop that landed there instead
-// (bloom_add_keys.cc, u64 keys and 16-byte strings) keeps the hash
-// pipeline's vectors in registers, a stage a step, and computes each step's
-// offsets from the hashes its last stage gives: u64 k = 6 299.9 -> 370.2
-// (a form hashing three steps ahead had measured 320 -> 355). A standalone
-// copy of the three-steps-ahead form had predicted less (XXH64 of u64 keys,
-// 2^16 a pass, 256 KiB, k = 6, medians of 101 passes, core cycles per key at
-// the 3.75 GHz its imul chain read: 12.4 fused against 13.1 hashed in chunks
-// of 256 then added).
+// (Zen 5 guest, XXH64, k = 6: 4.84-5.20 -> 4.13-4.45 TSC cycles per key;
+// on the Zen 3 guest, whose vector pipes bound both halves, it gains
+// little). Only u64 keys into a filter in the cache: strings in such a
+// loop and each step prefetching the next step's blocks ran slower, and for
+// filters that miss the cache interleaving did not hide the hashing. The
+// AVX2 add has no such loop. Figures: docs/PERF-NOTES.md, "AVX2 contains:
+// hashing and testing in one loop" and "Bloom add: hashing and adding in
+// one loop".
 inline constexpr std::size_t kScalarKeysBesideTests = 2;
 
 // A function of its own that builds its own test: so GCC inlines the hash

@@ -32,15 +32,12 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 // AVX-512, cacheline512: every k in intrinsics (Highway 1.0.3 has no two-table
 // lookup), eight keys a loop step; tests/simd_bloom_kernels_test.cc holds both
-// forms to the reference. Block indices are computed in scalar code: from a
-// vector multiply, stored and reloaded, they were 1.1x slower (the reloads wait
-// on the store). Each probe's bit is bit 0 of its word rotated right by its
-// position (vprorvd takes the count mod 32), and the keys' 16-bit masks of
-// missing probes are joined in mask registers (kunpck) before one move to a
-// general register: with 1 << position shifted in and each mask moved out, the
-// k <= 8 kernel alone took 3.07 (16 KiB filter) and 3.10 (256 KiB) TSC cycles
-// per key, now 2.64 and 2.66 (pre-hashed keys, best of 14 alternated runs,
-// family 6 model 167 Xeon guest at 2.0 GHz; ports 0 and 5 bound it).
+// forms to the reference. Block indices are computed in scalar code (from a
+// vector multiply they were 1.1x slower). Each probe's bit is bit 0 of its word
+// rotated right by its position (vprorvd takes the count mod 32), and the keys'
+// 16-bit masks of missing probes are joined in mask registers (kunpck) before
+// one move to a general register: 3.07 -> 2.64 TSC cycles per key (k <= 8)
+// (docs/PERF-NOTES.md, "AVX-512 contains: block indices, rotates, joined masks").
 inline constexpr std::uint32_t kCachelineKernelMaxK = layout::kMaxCachelineK;
 inline constexpr std::size_t kK8Group = 8;  // keys per loop step: one vector of hashes
 
@@ -146,13 +143,9 @@ class CachelinePairsTest {
 // 8 < k <= 16: one key per vector, probe i in lane i; the hash's low word
 // broadcast by its load. It replaces the generic test (cacheline_test: 1 <<
 // position shifted in, lanes past k cleared by an AND, a kortest per key):
-// Emerald Rapids guest (family 6 model 207), AVX3_DL, bloom_contains_k (u64
-// keys, hashing included, 256 KiB), medians of 5, four rounds alternated,
-// k = 9 / 12 / 16: 330-345 / 244-347 / 238-345 -> 293-404 / 275-402 / 269-403
-// M keys/s, the k <= 8 kernel beside them at 333-545. Ports 0 and 5 bound it:
-// vpmulld takes two port-0 uops, each shift and vprorvd one. The word indices
-// from AVX3_DL's vpmultishiftqb (port 5) instead of a shift ran alike
-// (369-418 in the same rounds), so both targets shift.
+// k = 16 238-345 -> 269-403 M keys/s (u64 keys, 256 KiB). Ports 0 and 5 bound
+// it; word indices by vpmultishiftqb ran alike, so both targets shift
+// (docs/PERF-NOTES.md, "AVX-512 contains: 8 < k <= 16, one key a vector").
 class CachelineWideTest {
  public:
   static constexpr BloomLayout kLayout = BloomLayout::Cacheline512;
@@ -194,16 +187,11 @@ class CachelineWideTest {
 // parquet_sbbf: two keys per 512-bit vector, as CachelinePairsTest: lanes 0-7
 // key A's eight words (its 32-byte block in the low half), lanes 8-15 key B's
 // (its block inserted in the high half); word i's bit is (x * salt_i) >> 27,
-// tested by rotating it to bit 0. The generic test (sbbf_test, one key per
-// 256-bit vector and a branch-free answer per key) ran at 454 M keys/s (u64
-// keys, 256 KiB, AVX3_DL), below the same filter's add (572). Model 167
-// guest, medians of 5, four alternated rounds each: with this test and the
-// fused loop (bloom_contains_keys) for both key kinds, u64 451 -> 640, two
-// threads 892 -> 1231, 16-byte strings 258 -> 384, two threads 496 -> 732;
-// filters that miss the cache alike (32 MiB 240 / 236, 1 GiB 59 / 59). Then
-// u64 keys hashed, then tested (256 a chunk) against the fused loop: 698 /
-// 653, two threads 1377 / 1259, where strings lost without it (334 / 392, two
-// threads 653 / 774). So u64 keys into this layout are hashed, then tested.
+// tested by rotating it to bit 0. With it and the fused loop, u64 keys ran at
+// 640 M keys/s against 451 by the generic test (sbbf_test); hashed, then tested
+// they ran faster still (698 against 653 fused), strings did not (334 against
+// 392). So u64 keys into this layout are hashed, then tested
+// (docs/PERF-NOTES.md, "AVX-512 contains: parquet_sbbf, two keys a vector").
 class SbbfPairsTest {
  public:
   static constexpr BloomLayout kLayout = BloomLayout::ParquetSbbf;
@@ -264,22 +252,10 @@ std::uint64_t contains_cacheline_kernel(const detail::BloomRef& f, const std::ui
 // AVX2 (see there; filters that miss the cache are declined likewise): each
 // step's eight hashes are tested a step after the hash pipeline stored them.
 // Hashing alone leaves the vector pipes half idle (its multiplies' latency
-// bounds it: rotates and shifts moved from port 0 to vpmultishiftqb on port
-// 5 ran alike), so the tests fill them. Family 6 model 167 guest (Intel,
-// AVX3_DL), BloomFilter::contains, 256 KiB, one thread, M keys/s, medians of
-// 5, six alternated rounds, hashed then tested against this loop: u64 k = 6
-// 571 (514-603) -> 619 (601-625), two threads 1100 -> 1183, k = 8 578 -> 617,
-// k = 9 474 -> 515, k = 16 476 -> 513; in a second run of five rounds, with
-// a build that had the eight-key tests as these classes but hashed, then
-// tested (both forms alike: 564 / 568, pre-hashed 869 / 876), k = 6 603, k =
-// 9 467 / 463 -> 498, k = 16 474 / 466 -> 494. Not measured on AMD. The add did
-// not gain so (bloom_contains_avx2-inl.h, above kScalarKeysBesideTests).
-// Prefetching the next step's eight blocks into L1 before each step's test
-// (their hashes are stored by then) ran slower: k = 6 634 -> 550, two threads
-// 1222 -> 1040, k = 16 526 -> 467. u32 keys in this loop ran slower than
-// hashed, then tested (256 a chunk): public contains, 256 KiB, 2^20 keys a
-// call, medians of 41 calls, three alternated runs, cacheline512 648-700 ->
-// 485-662, parquet_sbbf 772-797 -> 663-686.
+// bounds it), so the tests fill them: u64 keys, k = 6, 256 KiB, hashed then
+// tested 571 -> this loop 619 M keys/s (Intel). u32 keys ran slower here
+// (cacheline512 648-700 -> 485-662), so they are hashed, then tested
+// (docs/PERF-NOTES.md, "AVX-512 contains: hashing and testing in one loop").
 template <bool kStore, class Hash, class Test>
 HWY_NOINLINE std::uint64_t contains_hashing(const detail::BloomRef& f,
                                             const typename Hash::Key* keys, std::size_t count,
@@ -300,13 +276,11 @@ HWY_NOINLINE std::uint64_t contains_hashing(const detail::BloomRef& f,
                                                             kStore ? out + hashed : nullptr);
 }
 
-// The same loop for strings all 16 bytes long (hash_width16_pipelined_as).
-// Same guest and runs as above, five rounds, 16-byte strings, 256 KiB, k = 6:
-// contains 344 (325-350) -> 396 (364-410), two threads 662 -> 788; count 350
-// -> 414, two threads 708 -> 817 (u64 keys beside them, unchanged code: 668
-// / 641, count 672 / 665). Each of the two has its step lambda of its own:
-// one functor for both (holding the test and the count by reference) took
-// the u64 contains to 626 against 646-651 M keys/s (seven alternated rounds).
+// The same loop for strings all 16 bytes long (hash_width16_pipelined_as):
+// hashed then tested 344 -> this loop 396 M keys/s (k = 6, 256 KiB). Each of
+// the two loops has a step lambda of its own: one functor for both took the
+// u64 contains to 626 against 646-651 M keys/s
+// (docs/PERF-NOTES.md, "AVX-512 contains: 16-byte strings in one loop").
 template <bool kStore, bool kXxh, class Test>
 HWY_NOINLINE std::uint64_t contains_hashing_str16(const detail::BloomRef& f, const std::uint8_t* p,
                                                   std::size_t count, HashSpec spec,

@@ -44,11 +44,9 @@ HWY_INLINE V64 mul64(V64 a, std::uint64_t b) {
   // One vpmulld by b with its halves swapped gives both cross products, mod
   // 2^32, in the two halves of each lane; the low one shifted up plus the
   // high one is their sum, placed: six vector operations, two of them
-  // multiplies, where three vpmuludq make seven with three. XXH64 of u64 keys
-  // 2.72 -> 2.31 TSC cycles per key in one run (pipelined, Zen 5 guest; see
-  // the comment above kPipelinedHash). On Intel cores vpmulld is two uops
-  // with about 10 cycles' latency: the same multiplier work as before and a
-  // longer chain, which the pipeline is there to hide (not measured there).
+  // multiplies, where three vpmuludq make seven with three (XXH64 of u64
+  // keys, Zen 5 guest: 2.72 -> 2.31 TSC cycles per key; unmeasured on Intel).
+  // (docs/PERF-NOTES.md, "AVX2 64-bit multiply (mul64)")
   const hn::Repartition<std::uint32_t, D64> d32;
   const auto a32 = hn::BitCast(d32, a);
   const auto cross =
@@ -225,45 +223,13 @@ HWY_INLINE V64 hash_vector(const Hash& hash, V64 keys) {
   return through_stages<kMaxStages>(hash, keys);
 }
 
-// How each target hashes fixed-width keys:
-//  - AVX3: a software pipeline (hash_fixed_pipelined). One thread of a Xeon,
-//    Sapphire Rapids class, XXH64 of u64 keys: 1180 -> 1500 M keys/s with the
-//    keys in cache and 1070 -> 1340 streamed from DRAM. No scalar keys beside
-//    it: on the family 6 model 167 guest (Intel), AVX3_DL, the hash benchmark
-//    (u64 XXH64, keys streamed), medians of four alternated rounds, one a
-//    step 1184 against 1164 without, two 786. Nor are its vector ports the
-//    bound there: rotates and shifts by vpmultishiftqb (port 5) in place of
-//    port 0's ran alike (1175 against 1206), so the multiplies' latency and
-//    the key stream are; the Bloom contains' tests run in its idle slots
-//    (bloom_contains_avx512-inl.h).
-//  - AVX2: the same pipeline, and beside each vector of four u64 keys one
-//    more key hashed in scalar code in the same step: the integer multiplier
-//    works while the vector one does. Zen 5 guest, AVX2 pinned, one thread,
-//    TSC cycles per key, medians of 14-20 batches of 2^20 keys (from a 128
-//    MiB pool: streamed from DRAM) alternated in one process, four runs:
-//    XXH64 of u64 keys, one vector and four scalar keys per step unpipelined
-//    (the form before) 2.90-3.81, the pipeline with 0 / 1 scalar keys per
-//    step 2.64-2.90 / 2.20-2.42 (2 keys: 2.14 in one run, 2.79 in one where
-//    the scalar multiplier was slower); MurmurHash64A 1.77-1.84 -> 1.46-1.54;
-//    u32 keys (vector alone before) 3.10-3.31 -> 2.23-2.32 with no scalar
-//    key; XXH64 with 1 / 2 / 3 scalar keys per step (four runs of 20
-//    batches, against 2.31-2.44 for none) 1.87-1.93 / 1.60-1.70 / 1.55-2.14,
-//    and 2 in the library against none in ten more runs: 1.64-2.52 against
-//    2.39-2.94, better in nine (2.49 against 2.43 in a busy minute).
-//    The HLL add of u64 keys 4.00-5.00 -> 3.05-3.39, Bloom contains (256
-//    KiB) 6.26-9.41 -> 5.24-7.81 (busy minutes). Earlier, on the Xeon and
-//    with the three-vpmuludq multiply: vector alone 490, one vector and four
-//    scalar keys 610, scalar 560 M keys/s, and the pipeline measured alike
-//    in cache and 6% slower streamed from DRAM; not measured there since.
-//    On a Zen 3 guest (AVX2 served), the kernel alone into an L1 buffer,
-//    medians of 15 alternated batches, 0 / 1 / 2 / 3 scalar keys a step:
-//    2.93 / 2.50 / 2.77 / 2.85 TSC cycles per key in a quiet minute, 4.07 /
-//    4.55 / 5.16 / 5.40 in a slow one (scalar work slowed most, and none won):
-//    one stays, the best where the machine is not shared.
-//  - SSE4/SSSE3: scalar code. Two lanes of an emulated 64-bit multiply
-//    (three 32x32->64 products each) lose to the integer multiplier: vector
-//    245, best mix 500, scalar 560 (Xeon); pipelined with scalar keys beside
-//    it, 4% slower than scalar.
+// How each target hashes fixed-width keys: AVX3 and AVX2 run a software
+// pipeline (hash_fixed_pipelined; XXH64 of u64 keys in cache, AVX3 on a
+// Xeon: 1180 -> 1500 M keys/s), AVX2 with kScalarKeysPerStep keys hashed in
+// scalar code beside each vector, so that the integer multiplier works while
+// the vector one does. SSE4/SSSE3 run scalar code: two lanes of an emulated
+// 64-bit multiply lose to the integer multiplier (vector 245, scalar 560 M
+// keys/s). (docs/PERF-NOTES.md, "Fixed-width key hashing per target")
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX2
 inline constexpr bool kPipelinedHash = true;
 #else
@@ -285,29 +251,11 @@ inline constexpr std::size_t kScalarKeysPerStep =
 // cycles per key. So the pipeline hands each step's hashes, a step after
 // their stores, to scalar code that packs them in place (AfterStep), where
 // the hash's kScreenBeside says so; not for XXH64 of u32 keys, whose scalar
-// side already hashes two keys a step. Zen 5 guest, AVX2 pinned,
-// HyperLogLog::add at p = 14, one thread, TSC cycles per key, medians of 20
-// batches of 2^20 keys alternated in one process, against hashing and then
-// screening in hll_add (the form before). With branch-free appends at every
-// floor, four runs: into a sketch that has seen the keys (floor 7), XXH64 of
-// u64 keys 2.67-2.80 -> 2.51-2.62 (hashing alone 2.22-2.33), MurmurHash64A
-// 2.09-2.30 -> 1.91-2.06, u32 keys with MurmurHash64A 1.64-1.75 -> 1.49-1.67,
-// u32 keys with XXH64 2.13-2.22 against 2.13-2.27 packed after the pipeline
-// (in it: 2.30-2.55 against 2.11-2.45 in five earlier runs), 16-byte strings
-// 5.63-5.91 -> 5.54-5.76; a fresh sketch, 2^20 XXH64 u64 keys, 6.28-6.42 ->
-// 3.78-3.93 (packed after the pipeline, 4.49-4.51 in two earlier runs): while
-// the floor is low, the HLL kernel's gathers had checked every key. But in
-// minutes when this guest ran slower (hashing alone 2.4-2.8), the steady
-// state lost, 3.48-4.02 against 3.22-3.49 in seven runs; a branch per hash
-// where few pass (skip_pays) won there, 3.25-3.45, and in six runs of mixed
-// minutes it took 2.62-3.44 against 2.87-3.54 before (branch-free 3.07-3.80).
-// On a Zen 3 guest (AVX2 served), XXH64 of u64 keys, medians of 21 batches:
-// the hook 3.64 against 3.80 packed after the pipeline in a quiet minute (a
-// fresh sketch 5.76 against 6.08), but 6.27-6.54 against 5.83-6.13 in three
-// runs of slow minutes; the hook a step later still (its hashes' stores long
-// done) 3.44-3.55 against 3.42-3.53. Hashing alone took 2.57 there, and
-// HyperLogLog::add with a hook that keeps no hash 2.88: the screen costs
-// about 0.6.
+// side already hashes two keys a step. HyperLogLog::add of XXH64 u64 keys,
+// Zen 5 guest, TSC cycles per key: 2.67-2.80 -> 2.51-2.62 into a sketch that
+// has seen the keys, 6.28-6.42 -> 3.78-3.93 into a fresh one. Where few pass,
+// a branch per hash (skip_pays) won when the machine ran slower.
+// (docs/PERF-NOTES.md, "Screening in the AVX2 hash pipeline")
 template <class Hash>
 inline constexpr bool kScreenInPipeline = HWY_TARGET != HWY_AVX2 || Hash::kScreenBeside;
 #if HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3

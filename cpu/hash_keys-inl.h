@@ -183,14 +183,9 @@ HWY_INLINE void advance_string16_stages(V64 start, V64& h4, V64& h3, V64& h2, V6
 // `vectors` steps of Lanes(D64) + kScalar strings: the vector's, then kScalar
 // more hashed in scalar code as it loads (kString16ScalarKeys says why). On
 // AVX2, whose 64-bit multiplies are emulated (mul64), it is 1.5x as fast as the
-// scalar loop (hash_each_of_width): Zen 5 guest, AVX2 pinned, 16-byte strings,
-// one thread, TSC cycles per key, medians of 9 alternated rounds, two runs, the
-// scalar loop against the pipeline: hashing alone 7.66-8.60 against 5.09-5.36,
-// the library's HLL add 10.66-11.33 against 7.00-7.08, Bloom add (256 KiB)
-// 15.80-16.12 against 11.30-11.88. One vector at a time (no pipeline) measured
-// 7.07-7.29, one vector and four scalar keys per step 7.04-7.09. (Measured with
-// the three-vpmuludq mul64; the one-vpmulld form took hashing alone from 3.72
-// to 3.44 TSC cycles per key in another harness: hash-inl.h.)
+// scalar loop (hash_each_of_width): hashing alone 7.66-8.60 against 5.09-5.36
+// TSC cycles per key, Zen 5 guest.
+// (docs/PERF-NOTES.md, "AVX2 pipeline for 16-byte strings")
 template <bool kXxh, std::size_t kScalar = 0, class AfterStep = NoAfterStep>
 HWY_INLINE void hash_width16_pipelined_as(const std::uint8_t* p, std::size_t vectors, HashSpec spec,
                                           std::uint64_t* out,
@@ -232,22 +227,11 @@ HWY_INLINE void hash_width16_pipelined_as(const std::uint8_t* p, std::size_t vec
 }
 // 16-byte strings hashed in scalar code beside each step's vector (AVX2; as
 // u64 keys, hash-inl.h): the integer multiplier works beside the emulated
-// vector ones. Family 6 model 167 guest (Intel), AVX2 pinned, one thread, M
-// keys/s, medians of 5, five alternated rounds, 0 / 1 / 2 scalar keys a step:
-// hashing alone 291.5 / 305.4 / 322.2, HLL add 267.6 / 279.1 / 292.5, Bloom
-// add (256 KiB) 149.6 / 156.3 / 160.3; in a second run 0 / 2 / 3 / 4: hashing
-// 295.7 / 318.1 / 317.0 / 331.9 (two threads 577.5 / 621.9 / 623.9 / 647.1),
-// HLL add 273.6 / 288.8 / 290.2 / 303.5, Bloom add 155.1 / 158.4 / 163.1 /
-// 166.8; in a third 0 / 4 / 6 / 8: hashing 281.7 / 326.0 / 316.4 / 308.6.
-// The build that landed two against the one before, seven alternated rounds:
-// hashing 293.5 -> 307.1, HLL add 269.9 -> 282.7, Bloom add 153.6 -> 156.8;
-// AVX3_DL (its code unchanged, but for GCC's register choices in
-// hash_strings) alike: hashing 407.5 / 407.9, HLL add 376.3 / 381.9.
-// Two, though this core peaks at four to six: on the Zen 3 guest, whose
-// vector pipes are wider, one scalar u64 key a step (5 multiplies beside the
-// vector's 20) beat two and three for hashing alone, each of which beat none
-// in a quiet minute and lost in a slow one (hash-inl.h); two 16-byte strings
-// put 16 beside 32. Not measured on AMD.
+// vector ones. Two: hashing alone 291.5 -> 322.2 M keys/s on the family 6
+// model 167 guest (Intel), whose core peaks at four to six; no more, since on
+// the Zen 3 guest more than one scalar u64 key a step lost in slow minutes
+// (strings there unmeasured).
+// (docs/PERF-NOTES.md, "Scalar 16-byte strings beside the AVX2 pipeline")
 inline constexpr std::size_t kString16ScalarKeys = HWY_TARGET == HWY_AVX2 ? 2 : 0;
 // Hashes the leading whole steps of `count` 16-byte strings; returns how many.
 HWY_INLINE std::size_t hash_width16_pipelined(const std::uint8_t* p, std::size_t count,
@@ -387,16 +371,10 @@ void hash_strings(const detail::KeyBatch& keys, std::size_t begin, std::size_t c
 // Where strings are not hashed in vectors (kVectorStrings), a batch of one
 // width, 8 or 16 bytes, is hashed by the reference's functions with the
 // width a compile-time constant: straight-line code per key, without the
-// loop over the bytes and the branches on the length. AVX2 pinned, Zen 5
-// guest, 16-byte strings, one thread, TSC cycles per key, medians of 9
-// alternated rounds, the reference's loop for any width against this:
-// hashing alone 10.38 against 7.91, the library's HLL add 13.20 against
-// 10.21, Bloom add (256 KiB) 17.34 against 15.16; 8-byte strings 7.75
-// against 4.85 hashing alone. SSE4, hashing alone: 10.76 against 8.23. The
-// Arm targets take this path too, unmeasured. AVX2 hashes the whole steps
-// of 16- and 8-byte strings faster still, pipelined (8-byte strings, this
-// loop against the u64 keys' pipeline, 2^20 keys in 256-key chunks, medians
-// of 14 alternated in one process: 3.01 against 2.10).
+// loop over the bytes and the branches on the length (16-byte strings, AVX2,
+// Zen 5 guest: 10.38 -> 7.91 TSC cycles per key). AVX2 hashes the whole steps
+// of 16- and 8-byte strings faster still, pipelined.
+// (docs/PERF-NOTES.md, "Fixed-width string loops (hash_each_of_width)")
 template <std::size_t kWidth>
 HWY_INLINE void hash_each_of_width(const std::uint8_t* p, std::size_t count, HashSpec spec,
                                    std::uint64_t* out) {

@@ -173,17 +173,12 @@ inline void raise_screened(std::uint8_t* registers, std::uint32_t p, const std::
 // Every register is at least `floor`: a key whose rank cannot exceed it
 // changes nothing (layout::hll_floor_screen).
 //
-// HyperLogLog::add of u64 keys, XXH64, p = 14, one thread, family 6 model 167
-// guest, TSC cycles per key, medians of 25, two runs, against this kernel when
-// every key went through the gather and raised registers were scattered back:
-//                          into a fresh sketch       the same keys again
-//                          10^5 keys   10^6 keys     10^5 keys   10^6 keys
-//   AVX3_DL  scatter       7.2-7.4     5.6-5.7       4.2-4.3     3.3
-//            this          6.7-6.9     5.0-5.1       4.1-4.3     3.3-3.5
-//   AVX2     scatter      18.1-18.2   14.2-14.3      8.6-8.8    12.5
-//            this         10.8-10.9   11.1           8.9-9.0     9.1-9.2
-// At 10^8 keys nothing moved. This CPU's gathers are slow (microcoded), and
-// AVX2 has no scatter: Highway stores a lane at a time.
+// Gathering a vector's registers and raising its keys only where one raises
+// beats gathering every key and scattering the raised registers back, most
+// on AVX2, which has no scatter (Highway stores a lane at a time): 10^5 keys
+// into a fresh sketch, 18.1-18.2 -> 10.8-10.9 TSC cycles per key on the
+// family 6 model 167 guest (Intel, AVX2 pinned), whose gathers are slow.
+// (docs/PERF-NOTES.md, "HLL update against gather and scatter")
 inline void hll_add(std::uint8_t* registers, std::uint32_t p, const std::uint64_t* hashes,
                     std::size_t n, std::uint8_t floor) {
   if (floor > 0) return raise_screened(registers, p, hashes, n, floor);
