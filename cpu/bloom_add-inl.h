@@ -233,9 +233,10 @@ HWY_INLINE void add_group_offsets(const std::uint64_t* hashes, __m256i num_block
 // operations per key at k = 6 where the words take none, and lost on the
 // Zen 3 guest (AVX2 served) at every filter size; masks from small tables
 // lost on Intel. On the Zen 3 guest the word stores bind this add (about
-// one a cycle to scattered words: docs/HACKING.md). The forms tried and
-// their figures: docs/PERF-NOTES.md, "AVX2 add: word read-modify-writes and
-// the forms tried".
+// one a cycle to scattered words). The forms tried and their figures:
+// docs/PERF-NOTES.md, "AVX2 add: word read-modify-writes and the forms
+// tried"; the Zen 3 guest's bounds: "What bounds the AVX2 Bloom kernels on
+// the Zen 3 guest".
 template <std::uint32_t kK, bool kFromTable>
 HWY_INLINE void or_key_bits(char* block, const std::uint32_t* positions) {
   static_assert(!kFromTable);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A/B of probkit_bench binaries on the lent GPU machine's host CPU (16 cores,
 # AVX-512: DESIGN.md §9), with scripts/ab-bench.py. Build each variant here
-# (the build-bench configuration of docs/HACKING.md, in a git worktree) and
+# (the build-bench configuration of scripts/bench-report.sh, in a git worktree) and
 # copy its binary to .deps/ab/<name>/probkit_bench; the device call carries
 # .deps/gpu (the libraries the image lacks: scripts/fetch-gpu-deps.sh) and
 # .deps/ab. Arguments go to ab-bench.py; results (ab.jsonl a run at a time,
