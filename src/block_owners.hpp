@@ -178,45 +178,15 @@ inline std::size_t exchange_held_capacity(unsigned workers, std::size_t share) {
 // receivers read themselves. A worker waits only when it holds all it may
 // for another, and for the others' rings to close at the end; while it
 // waits it takes in what the others handed it, so every wait makes room for
-// another. Before, a worker waited whenever its ring of 4096 was full: on a
-// machine whose other work kept one worker off its core, the two progressed
-// only while both ran. Zen 5 guest (2 vCPUs), 2.4 MB filter, 2 * 10^6 u64
-// keys per call, best of 5 calls, two threads beside four busy loops: 9.9
-// M keys/s before, 90 now (one thread 149-160; 2-thread HLL add and
-// contains under the same load 250-660 and 167-260, against 2,300-2,600 and
-// 262-286 at one thread). Without the load, 2^20 keys per call, medians of
-// 31 calls, three alternated rounds: 32 MiB 209-274 against 225-274 before,
-// 1 GiB 168-221 against 151-230: alike.
+// another. Waiting whenever a ring was full, two workers progressed only
+// while both ran (two threads beside four busy loops, Zen 5 guest: 9.9 M
+// keys/s then, 90 now). The exchange also replaced each worker hashing the
+// whole batch, every key hashed and sifted twice (family 6 model 167 guest,
+// 32 MiB, u64: 21.3-22.3 -> 19.3-20.6 TSC cycles per key), and rounds
+// between barriers (2 workers, 32 MiB: 24.2-25.9 -> 19.2-20.2).
+// (docs/PERF-NOTES.md, "Block owners: the exchange against earlier forms")
 // Uses min(workers, num_blocks, kMaxExchangeWorkers) workers.
 //
-// At two workers it replaced each worker hashing the whole batch and keeping
-// its own hashes, which hashed and sifted every key twice. Family 6 model
-// 167 guest, AVX3_DL, cacheline512 k = 6, batches of 2^20 keys, TSC cycles
-// per key, medians of 15-21 runs alternated in one process (two runs), this
-// against hashing everything twice, one thread in brackets:
-//   32 MiB, u64   19.3-20.6 against 21.3-22.3 (31.8-35.0)
-//   32 MiB, str16 21.4-22.6 against 24.6-25.9 (36.2-39.4)
-//   1 GiB,  u64   23.2 against 24.4 (37.0)
-//   1 GiB,  str16 25.0 against 27.3 (39.9)
-// Inserting each worker's hashes, sorted beforehand, with nothing else to do
-// took 14-17 at 32 MiB: what is left is mostly hashing.
-// With more workers it replaced rounds: each worker hashed a slice of 16
-// chunks and sorted it by owner, and all met at a barrier, inserted the
-// hashes sorted to them, and met at a second one. Same guest and filter, u64
-// keys, medians of 11-15 alternated runs (two runs), rounds against this:
-//   2 workers, 32 MiB  24.2-25.9 against 19.2-20.2; 1 GiB 27.2-28.7
-//              against 22.9-23.4
-//   3 workers, 32 MiB  37.7-40.7 against 31.1-31.6; 1 GiB 36.5-38.1 against
-//              32.7-34.3
-//   4 workers, 32 MiB  27.8-29.5 against 23.0-24.9; 1 GiB 30.2-32.8 against
-//              26.5-27.9
-// Three and four workers share the guest's two vCPUs there: no machine with
-// more cores has measured it yet. At two workers it measured alike with the
-// pair of rings it replaced (which inserted what each drain gave it, about
-// half a chunk, where the inbox waits for a whole one): 1 GiB, in process,
-// 22.9-26.9 against 24.1-26.2 in five runs; bloom_add 1 GiB at two threads,
-// the two benchmark programs alternated nine times, medians of five
-// repetitions 72.1-92.6 M keys/s (median 81.1) against 66.7-95.2 (84.6).
 // apply(const std::uint64_t* hashes, std::size_t count, BloomLookahead around)
 // inserts hashes[0, count) without atomics; hashes[count, count +
 // around.ahead), at most max_ahead (<= kBloomPrefetchKeysAhead) of them, are
@@ -305,13 +275,10 @@ void for_each_exchanged_hash_chunk(const CpuKernels& kernels, const KeyBatch& ke
       if (workers == 2) {
         // Worker 1's hashes are those from h >> 32 = split on. The counting
         // sort below took 1.08-1.16x as long in the whole add as the scalar
-        // partition (TSC cycles per key, medians of 11-15 alternated runs,
-        // three runs: 32 MiB u64 20.1-22.3 against 18.0-19.2, str16
-        // 21.2-24.3 against 19.3-21.9; 1 GiB u64 25.8-27.5 against
-        // 23.1-25.2). The AVX-512 partition (partition-inl.h) against the
-        // scalar one, alternated in one process (Zen 5 guest, 1 GiB u64 add,
-        // medians of 21 calls of 2^20 keys, four runs): 12.8-13.5 against
-        // 13.8-14.3 TSC cycles per key.
+        // partition, and the AVX-512 partition (partition-inl.h) beats the
+        // scalar one (Zen 5 guest, 1 GiB u64 add: 12.8-13.5 against
+        // 13.8-14.3 TSC cycles per key).
+        // (docs/PERF-NOTES.md, "Block owners: two workers' partition")
         const std::uint64_t split = owner_of.first(1);
         const std::size_t above = partition(h, c, split, w == 0 ? own : theirs, w == 0 ? theirs : own);
         const std::size_t m = w == 0 ? c - above : above;

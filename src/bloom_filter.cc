@@ -72,19 +72,12 @@ void or_words(std::uint8_t* dst, const std::uint8_t* src, std::size_t bytes) {
 }
 
 // Queries read the filter itself, whatever the thread count: lines that no
-// thread writes are shared by every core's cache at no cost. (They once read
-// copies too, after a measurement of 1.40-1.50x at two threads reading one
-// 256 KiB filter against 1.82-1.91x reading a copy each, on a family 6 model
-// 167 guest, that did not repeat there: public contains, u64 keys, 2 threads,
-// medians of 3000 calls, three runs each, copies against none: 256 KiB, 2^16
-// keys a call (the least that took copies) 63.7-70.3 against 59.5-64.7 us,
-// 2^20 keys 976-996 against 963-1010 us; 2 MiB, 2^20 keys, 1320-1328
-// against 1225-1289 us (one thread 2256-2264). At 16 threads each call
-// allocated, filled and freed 15 copies.) Each worker counts its answers on
-// a cache line of its own (PerWorker): packed, two workers' counts shared a
-// line, each written every 256 keys. Same guest and harness, 256 KiB, 2^20
-// keys, alternated: copies and packed counts 916-996 us, no copies 957-985,
-// no copies and a line each 834-935 (one thread 1644-1738).
+// thread writes are shared by every core's cache at no cost (a copy per
+// worker, as queries once read, measured no faster). Each worker counts its
+// answers on a cache line of its own (PerWorker): packed, two workers' counts
+// shared a line, each written every 256 keys (2 threads, 256 KiB, 2^20 keys:
+// 957-985 -> 834-935 us a call).
+// (docs/PERF-NOTES.md, "Bloom queries: copies and per-worker counts")
 //
 // contains and count: tests the keys (each worker its share), writes out[i]
 // for key i if out is given, and returns how many answer yes. Hashed and

@@ -31,36 +31,14 @@ struct BloomChunks {
   std::size_t ahead;
 };
 
-// Fixed-width keys go in short chunks. Into a filter in the cache, because the
-// kernel touches one filter line per key, and 1024 keys' lines (64 KiB) pushed
-// the next chunk's keys out of a 48 KiB L1. Zen 5 guest, 256 KiB filter,
-// AVX3_DL, TSC cycles per key, medians of 30-40 alternated passes over 2^20
-// keys, 256 against 1024 keys per chunk: u64 cacheline512 contains 2.39
-// against 2.95 (128: 2.36, 512: 3.04), add 7.10 against 7.64 (since the add
-// builds its masks in registers, min / median of 12-20 passes 4.09 / 5.10
-// against 5.37 / 6.07); parquet_sbbf contains 3.69 against 4.38, add 2.70
-// against 3.22. Into a filter that misses the cache, because each chunk also
-// carries the hashes of the next bloom_prefetch_keys_ahead keys, whose blocks
-// the kernel prefetches as it ends: those misses are in flight while the next
-// chunk is hashed, where without them the kernel's prefetch pipeline
-// restarted with each chunk (256 keys without hashes ahead were slower than
-// 1024). Measured when 32 keys went ahead at every size: same guest, u64,
-// k = 6, min / median TSC cycles per key of 20-24 alternated
-// passes, 1024 keys without hashes ahead against 256 with: 1 GiB add 19.2-19.5
-// / 19.7-23.8 against 18.6-19.0 / 19.1-23.2, contains 16.9-17.1 / 17.5-20.2
-// against 16.2-16.4 / 16.5-19.2 (128 and 512 keys between); 32 MiB add 19.1 /
-// 21.0 against 17.2 / 20.2, contains 13.2 / 15.0 against 12.6 / 14.2; AVX2
-// pinned, 1 GiB, 2-4% faster. Measured again since each call is primed by
-// the one before (BloomLookahead), so that short chunks no longer repeat
-// prefetches: 256 stays, the best or within 1% of it (1 GiB, public API,
-// medians of 11 alternated calls of 2^20 keys in a busy minute, 32 / 64 /
-// 128 / 256 / 512 keys per chunk: AVX3_DL add 15.00 / 13.86 / 13.42 / 12.70
-// / 13.23, contains 14.48 / 13.64 / 12.69 / 12.55 / 13.05; AVX2 add 19.98 /
-// 19.36 / 18.95 / 18.51 / 19.14, contains 16.78 / 15.53 / 15.36 / 15.09 /
-// 14.97). 16-byte strings went the other way at both
-// sizes (in cache, cacheline512 contains 7.58 against 6.61, parquet_sbbf add
-// 6.94 against 6.45; at 1 GiB add 22.8 against 21.9: the string hash pays per
-// call), and pre-hashed keys are not copied at all: both keep kHashChunk.
+// Fixed-width keys go in chunks of 256 (strings, whose hash pays per call,
+// and pre-hashed keys, which are not copied, keep kHashChunk). Into a filter
+// in the cache, 1024 keys' lines (64 KiB) pushed the next chunk's keys out of
+// a 48 KiB L1 (Zen 5 guest, u64 cacheline512 contains: 2.95 -> 2.39 TSC
+// cycles per key); into one that misses it, each chunk carries the hashes of
+// the next bloom_prefetch_keys_ahead keys, whose blocks' misses are in flight
+// while the next chunk is hashed, and 256 measured best or within 1% of it.
+// (docs/PERF-NOTES.md, "Bloom chunks: 256 fixed-width keys")
 inline constexpr std::size_t kFixedWidthBloomChunk = 256;
 inline BloomChunks bloom_chunks(std::uint64_t filter_bytes, KeyKind kind) {
   const bool fixed_width = kind == KeyKind::U32 || kind == KeyKind::U64;

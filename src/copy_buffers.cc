@@ -12,15 +12,13 @@
 namespace probkit::detail {
 namespace {
 
-// Freed after each call, as they were, a call's copies came back as fresh
-// pages (glibc returned the top of its heap to the system), each faulted in
-// again as its worker zeroed it: 2^20 u64 keys a call into a 256 KiB filter
-// on the family 6 model 167 guest (2 vCPUs, so oversubscribed), 85-92 page
-// faults a call at 4 threads and 122-130 at 16, against 0.1-0.3 with the
-// memory kept, which made those calls 6-9% faster there (three alternated runs, 4
-// threads 1931-2036 -> 1810-1863 us, 16 threads 2079-2149 -> 1948-1995).
+// The private copies' buffers, kept from one call to the next. Freed after
+// each call, as they were, a call's copies came back as fresh pages (glibc
+// returned the top of its heap to the system), each faulted in again as its
+// worker zeroed it: kept, those calls ran 6-9% faster on a 2-vCPU guest.
 // Only the pages a copy has touched are resident: up to the largest filter
 // copied, per buffer, and at most kept_copy_buffers_limit() buffers.
+// (docs/PERF-NOTES.md, "Copy buffers: kept from one call to the next")
 class Kept {
  public:
   static Kept& instance() {

@@ -46,15 +46,11 @@ void free_kept_copy_buffers_for_testing();
 // makes none.
 //
 // Copies past kept_copy_buffers_limit() (more workers than cores) get
-// allocations of their own, sized to them and freed after the call. They
-// were buffers of kPrivateCopyMaxBytes allocated and freed each call: on the
-// 2-vCPU model 167 guest, us a call of 2^20 u64 keys (medians of 5
-// alternated runs of 400 calls), those against these: HLL add p = 14, 4
-// threads 470 against 449, 16 threads 598 against 574 (with the copies made
-// and merged by the calling thread, before PrivateCopies: 426 and 540); Bloom
-// add 256 KiB, 4 threads 1699 against 1650 (page faults a call 30 against
-// 1.8). One block for all of them ran the 16-thread HLL add twice as slow
-// (not understood).
+// allocations of their own, sized to them and freed after the call: buffers
+// of kPrivateCopyMaxBytes allocated and freed each call were slower (HLL
+// add, 16 threads on a 2-vCPU guest: 598 -> 574 us a call), and one block
+// for all of them ran twice as slow.
+// (docs/PERF-NOTES.md, "Private copies past the kept buffers")
 class PrivateCopies {
  public:
   PrivateCopies(std::size_t bytes, unsigned copies);

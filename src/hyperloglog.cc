@@ -119,12 +119,10 @@ void HyperLogLog::add(const Keys& keys, Backend backend) {
   // kernels' slow path (when it went lane by lane, 2 threads ran at 0.6-0.9x
   // of one). Each worker copies a snapshot of the sketch (worker 0 writes
   // the sketch meanwhile) into its buffer of PrivateCopies at its first
-  // keys, and the workers merge the copies, a range of registers each. The
-  // calling thread used to allocate, fill and merge every copy: on the Emerald Rapids
-  // host (16 vCPUs, AVX3_DL), 2^20 keys a call with XXH64, medians of 7, 8
-  // alternated rounds, 16 threads went from 4876 (4397-5543) to 8570
-  // (8181-8966) M keys/s for u64 keys, 3253 to 4617 for 16-byte strings; two
-  // threads on the family 6 model 167 guest alike (2306 and 2326).
+  // keys, and the workers merge the copies, a range of registers each, where
+  // the calling thread used to allocate, fill and merge every copy (16
+  // threads, Emerald Rapids host, u64 keys: 4876 -> 8570 M keys/s).
+  // (docs/PERF-NOTES.md, "HLL add: copies made and merged by the workers")
   detail::Storage snapshot;
   if (workers > 1) snapshot = storage_;
   detail::PrivateCopies copies(m, workers - 1);
