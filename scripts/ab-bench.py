@@ -7,7 +7,8 @@ that match `--filter` with `--reps` repetitions, and keeps each run's median
 keys/s per benchmark. Every round's figures are written as they come (one
 JSON line a run to --out, and a line a benchmark to stdout), so a run cut
 short by a time limit still leaves the rounds it finished. Ends with a table:
-per benchmark and binary, each round's median in M keys/s and their median.
+per benchmark and binary, each round's median in M keys/s, their median, and
+that median over the first binary's.
 
     scripts/ab-bench.py --filter 'hll_add/keys=u64/.*/threads=16/' \\
         --rounds 8 --reps 7 --out ab.jsonl old/probkit_bench new/probkit_bench
@@ -68,11 +69,15 @@ def main():
     names = sorted({name for name, _ in figures})
     for name in names:
         print(name)
+        first = figures.get((name, args.binaries[0]), [])
         for binary in args.binaries:
             values = figures.get((name, binary), [])
             if values:
-                print("  %-40s %s  median %.1f" % (binary[-40:], " ".join("%.1f" % v for v in values),
-                                                   statistics.median(values)))
+                ratio = ""
+                if binary != args.binaries[0] and first:
+                    ratio = "  x%.3f of the first" % (statistics.median(values) / statistics.median(first))
+                print("  %-40s %s  median %.1f%s" % (binary[-40:], " ".join("%.1f" % v for v in values),
+                                                     statistics.median(values), ratio))
 
 
 if __name__ == "__main__":
