@@ -17,7 +17,7 @@
 # built as scripts/bench-report.sh builds probkit_bench, kept from one run to
 # the next (rebuilt incrementally); then scripts/ab-bench.py alternates base
 # and variant, and the table at the end gives each benchmark's medians and
-# their ratio. Results: AB_DIR/<variant>.jsonl and .txt. All seven variants,
+# their ratio. Results: AB_DIR/<variant>.jsonl and .txt. Seven variants,
 # builds included, took 9 minutes on a two-vCPU guest. A variant that no
 # longer applies is reported and skipped (fix its patch against the code it
 # names); the exit status is then 1.
