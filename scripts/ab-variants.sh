@@ -92,6 +92,7 @@ prepare() {
     git -C "$tree" reset -q --hard
     git -C "$tree" clean -q -fd  # files an earlier patch added (builds are ignored: kept)
   else
+    git worktree prune  # a tree deleted by hand (a cleaned /tmp) is still registered
     git worktree add -q --detach "$tree" "$rev"
   fi
   if [[ -n ${2:-} ]] && ! git -C "$tree" apply "$repo/$2"; then
