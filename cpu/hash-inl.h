@@ -45,7 +45,9 @@ HWY_INLINE V64 mul64(V64 a, std::uint64_t b) {
   // 2^32, in the two halves of each lane; the low one shifted up plus the
   // high one is their sum, placed: six vector operations, two of them
   // multiplies, where three vpmuludq make seven with three (XXH64 of u64
-  // keys, Zen 5 guest: 2.72 -> 2.31 TSC cycles per key; unmeasured on Intel).
+  // keys, Zen 5 guest: 2.72 -> 2.31 TSC cycles per key). On the Intel guest
+  // three vpmuludq hashed u64 keys 1.14x as fast; the Zen 3 guest, which
+  // serves AVX2, has not compared them (bench/variants/avx2-mul64-*).
   // (docs/PERF-NOTES.md, "AVX2 64-bit multiply (mul64)")
   const hn::Repartition<std::uint32_t, D64> d32;
   const auto a32 = hn::BitCast(d32, a);
@@ -239,7 +241,10 @@ inline constexpr bool kPipelinedHash = false;
 // pipeline: on AVX2 the hash's kScalarKeysBeside (u64 keys one, XXH64 of u32
 // keys two; MurmurHash64A of u32 keys, two multiplies, none: with two it was
 // 0.86-0.90 against 1.10-1.27 in most runs but 1.64-1.71 against 1.26-1.52
-// when the scalar multiplier was slower).
+// when the scalar multiplier was slower). For u64 keys two a step hashed
+// 1.12x as fast on the Intel guest, and one came from the Zen 3 guest's loop
+// hashing into an L1 buffer: its library has not compared them
+// (docs/PERF-NOTES.md, "Still to measure").
 template <class Hash>
 inline constexpr std::size_t kScalarKeysPerStep =
     HWY_TARGET == HWY_AVX2 ? Hash::kScalarKeysBeside : 0;
