@@ -117,7 +117,10 @@ for name in "${names[@]}"; do
   ln -sf "$ab_dir/base/build-bench/bench/probkit_bench" "$ab_dir/bin/base"
   ln -sf "$ab_dir/$name/build-bench/bench/probkit_bench" "$ab_dir/bin/$name"
   rm -f "$ab_dir/$name.jsonl"
-  python3 scripts/ab-bench.py --filter "$(header Filter "$patch")" --rounds "$rounds" --reps "$reps" \
-    --out "$ab_dir/$name.jsonl" "$ab_dir/bin/base" "$ab_dir/bin/$name" | tee "$ab_dir/$name.txt"
+  if ! python3 scripts/ab-bench.py --filter "$(header Filter "$patch")" --rounds "$rounds" --reps "$reps" \
+    --out "$ab_dir/$name.jsonl" "$ab_dir/bin/base" "$ab_dir/bin/$name" | tee "$ab_dir/$name.txt"; then
+    echo "ab-variants: $name: the A/B failed (above); the next variant follows" >&2
+    status=1
+  fi
 done
 exit $status
