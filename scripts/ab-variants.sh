@@ -88,8 +88,7 @@ mkdir -p "$ab_dir"
 prepare() {
   local tree=$ab_dir/$1
   if [[ -d $tree ]]; then
-    git -C "$tree" checkout -q --detach -f "$rev"
-    git -C "$tree" reset -q --hard
+    git -C "$tree" checkout -q --detach -f "$rev"  # -f: drops the patch applied before
     git -C "$tree" clean -q -fd  # files an earlier patch added (builds are ignored: kept)
   else
     git worktree prune  # a tree deleted by hand (a cleaned /tmp) is still registered
