@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "bench_common.hpp"
-#include "cpu/add_masks.h"
+#include "cpu/vendor_forms.h"
 #include "probes.hpp"
 
 // Whether the command line asks for random interleaving of repetitions: the
@@ -45,8 +45,11 @@ int main(int argc, char** argv) {
   // How HLL add's "hashing alone" is measured (the report words it from this;
   // runs without it measured it once per case, over other keys).
   benchmark::AddCustomContext("probkit_hashing_alone", "column keys, recent");
-  // How the AVX-512 Bloom add builds its masks into filters in the cache on
-  // this CPU (cpu/add_masks.h: by vendor), for readers of AVX-512 figures.
+  // The kernels' forms chosen by the CPU's vendor (cpu/vendor_forms.h), for
+  // readers of the figures: how the AVX-512 Bloom add builds its masks into
+  // filters in the cache, and how AVX2 hashes u64 keys.
+  benchmark::AddCustomContext("probkit_vendor_forms",
+                              probkit::cpu::vendor_forms_name(probkit::cpu::vendor_forms()));
   benchmark::AddCustomContext("probkit_avx512_add_masks",
                               probkit::cpu::add_masks_name(probkit::cpu::avx512_add_masks()));
   if (const double hz = probkit::bench::core_clock_hz(); hz > 0) {

@@ -19,12 +19,12 @@
 #include <cstring>
 #include <utility>
 
-#include "add_masks.h"
 #include "bloom_common-inl.h"
 #include "cacheline_bit_table.h"
 #include "probkit/detail/kernels.hpp"
 #include "probkit/layout/bloom.hpp"
 #include "stream_prefetch.h"
+#include "vendor_forms.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace probkit::cpu::HWY_NAMESPACE {
@@ -76,7 +76,7 @@ HWY_INLINE void sbbf_set(std::uint32_t* block, std::uint64_t h) {
 // parts are ORed three at a time by vpternlogd.
 //
 // Where each part comes from on AVX-512 depends on the CPU's vendor
-// (avx512_add_masks(), cpu/add_masks.h). AMD (Zen 4 and 5) has four vector
+// (avx512_add_masks(), cpu/vendor_forms.h). AMD (Zen 4 and 5) has four vector
 // pipes for the shifts, which beat k 64-byte loads from a 32 KiB
 // one-bit-per-line table there (Zen 5, 256 KiB, k = 6: 4.09 against 6.93
 // TSC cycles per key at best). Intel cores give 512-bit ALU work two ports

@@ -11,7 +11,6 @@
 #include <cstdint>
 #include <utility>
 
-#include "add_masks.h"
 #include "bloom_add-inl.h"
 #include "bloom_add_keys-inl.h"
 #include "bloom_common-inl.h"
@@ -20,6 +19,7 @@
 #include "probkit/detail/kernels.hpp"
 #include "probkit/layout/bloom.hpp"
 #include "stream_prefetch.h"
+#include "vendor_forms.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace probkit::cpu::HWY_NAMESPACE {

@@ -22,6 +22,7 @@
 #include "probkit/detail/key_batch.hpp"
 #include "probkit/layout/hash.hpp"
 #include "stream_prefetch.h"
+#include "vendor_forms.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace probkit::cpu::HWY_NAMESPACE {
@@ -35,37 +36,40 @@ using V64 = hn::Vec<D64>;
 
 // a * b mod 2^64 per lane. Highway 1.0.3 has no 64-bit lane multiply: AVX-512DQ
 // has one natively; elsewhere a_lo * b_lo + ((a_hi * b_lo + a_lo * b_hi) << 32)
-// (the high x high term only affects bits >= 64).
+// (the high x high term only affects bits >= 64), as three 32x32->64
+// multiplies (vpmuludq), or on AVX2 unless kThreeMuludq as below.
+template <bool kThreeMuludq = false>
 HWY_INLINE V64 mul64(V64 a, std::uint64_t b) {
   const D64 d;
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
   return V64{_mm512_mullo_epi64(a.raw, hn::Set(d, b).raw)};
-#elif HWY_TARGET == HWY_AVX2
-  // One vpmulld by b with its halves swapped gives both cross products, mod
-  // 2^32, in the two halves of each lane; the low one shifted up plus the
-  // high one is their sum, placed: six vector operations, two of them
-  // multiplies, where three vpmuludq make seven with three (XXH64 of u64
-  // keys, Zen 5 guest: 2.72 -> 2.31 TSC cycles per key). On the Intel guest
-  // three vpmuludq hashed u64 keys 1.14x as fast; the Zen 3 guest, which
-  // serves AVX2, has not compared them (bench/variants/avx2-mul64-*).
-  // (docs/PERF-NOTES.md, "AVX2 64-bit multiply (mul64)")
-  const hn::Repartition<std::uint32_t, D64> d32;
-  const auto a32 = hn::BitCast(d32, a);
-  const auto cross =
-      hn::BitCast(d, hn::Mul(a32, hn::BitCast(d32, hn::Set(d, (b >> 32) | (b << 32)))));
-  const V64 lo_lo = hn::MulEven(a32, hn::BitCast(d32, hn::Set(d, b)));
-  const V64 high =
-      hn::Add(hn::ShiftLeft<32>(cross), hn::And(cross, hn::Set(d, ~std::uint64_t{0} << 32)));
-  return hn::Add(lo_lo, high);
 #else
   const hn::Repartition<std::uint32_t, D64> d32;
-  const auto b_lo = hn::BitCast(d32, hn::Set(d, b));
-  const auto b_hi = hn::BitCast(d32, hn::Set(d, b >> 32));
   const auto a32 = hn::BitCast(d32, a);
-  const V64 lo_lo = hn::MulEven(a32, b_lo);
-  const V64 hi_lo = hn::MulEven(hn::BitCast(d32, hn::ShiftRight<32>(a)), b_lo);
-  const V64 lo_hi = hn::MulEven(a32, b_hi);
-  return hn::Add(lo_lo, hn::ShiftLeft<32>(hn::Add(hi_lo, lo_hi)));
+  if constexpr (HWY_TARGET == HWY_AVX2 && !kThreeMuludq) {
+    // One vpmulld by b with its halves swapped gives both cross products,
+    // mod 2^32, in the two halves of each lane; the low one shifted up plus
+    // the high one is their sum, placed: six vector operations, two of them
+    // multiplies, where three vpmuludq make seven with three (XXH64 of u64
+    // keys, Zen 5 guest: 2.72 -> 2.31 TSC cycles per key). On Intel's cores
+    // vpmulld is two uops with about 10 cycles' latency, and three vpmuludq
+    // hashed u64 keys 1.14x as fast on the Intel guest: where the choice is
+    // measured, the vendor makes it (Hash64Bit).
+    // (docs/PERF-NOTES.md, "AVX2 64-bit multiply (mul64)")
+    const auto cross =
+        hn::BitCast(d, hn::Mul(a32, hn::BitCast(d32, hn::Set(d, (b >> 32) | (b << 32)))));
+    const V64 lo_lo = hn::MulEven(a32, hn::BitCast(d32, hn::Set(d, b)));
+    const V64 high =
+        hn::Add(hn::ShiftLeft<32>(cross), hn::And(cross, hn::Set(d, ~std::uint64_t{0} << 32)));
+    return hn::Add(lo_lo, high);
+  } else {
+    const auto b_lo = hn::BitCast(d32, hn::Set(d, b));
+    const auto b_hi = hn::BitCast(d32, hn::Set(d, b >> 32));
+    const V64 lo_lo = hn::MulEven(a32, b_lo);
+    const V64 hi_lo = hn::MulEven(hn::BitCast(d32, hn::ShiftRight<32>(a)), b_lo);
+    const V64 lo_hi = hn::MulEven(a32, b_hi);
+    return hn::Add(lo_lo, hn::ShiftLeft<32>(hn::Add(hi_lo, lo_hi)));
+  }
 #endif
 }
 
@@ -82,8 +86,9 @@ HWY_INLINE V64 xor_shift(V64 h) {
 // XXH64 and MurmurHash64A over 8-byte lanes (vector forms of layout/xxh64.hpp
 // and layout/murmur64a.hpp), in pieces of one multiply each, shared by the
 // one-shot forms and the software pipelines: a lane is mixed (mix0, mix1) and
-// folded into h (fold); h is finished (finish0, finish1).
-template <bool kXxh>
+// folded into h (fold); h is finished (finish0, finish1). kThreeMuludq
+// picks mul64's form.
+template <bool kXxh, bool kThreeMuludq = false>
 struct Lane8Steps {
   static constexpr int kR = layout::kMurmurR;
   // h before the first lane of a len-byte input.
@@ -91,23 +96,24 @@ struct Lane8Steps {
     return kXxh ? seed + layout::kXxhPrime5 + len : seed ^ (len * layout::kMurmurM);
   }
   static HWY_INLINE V64 mix0(V64 lane) {
-    return mul64(lane, kXxh ? layout::kXxhPrime2 : layout::kMurmurM);
+    return mul64<kThreeMuludq>(lane, kXxh ? layout::kXxhPrime2 : layout::kMurmurM);
   }
   static HWY_INLINE V64 mix1(V64 k) {  // with mix0: XXH64's round(0, lane)
-    return kXxh ? mul64(rotl64<31>(k), layout::kXxhPrime1)
-                : mul64(xor_shift<kR>(k), layout::kMurmurM);
+    return kXxh ? mul64<kThreeMuludq>(rotl64<31>(k), layout::kXxhPrime1)
+                : mul64<kThreeMuludq>(xor_shift<kR>(k), layout::kMurmurM);
   }
   static HWY_INLINE V64 fold(V64 h, V64 k) {
-    return kXxh ? hn::Add(mul64(rotl64<27>(hn::Xor(h, k)), layout::kXxhPrime1),
+    return kXxh ? hn::Add(mul64<kThreeMuludq>(rotl64<27>(hn::Xor(h, k)), layout::kXxhPrime1),
                           hn::Set(D64(), layout::kXxhPrime4))
-                : mul64(hn::Xor(h, k), layout::kMurmurM);
+                : mul64<kThreeMuludq>(hn::Xor(h, k), layout::kMurmurM);
   }
   static HWY_INLINE V64 finish0(V64 h) {
-    return kXxh ? mul64(xor_shift<33>(h), layout::kXxhPrime2)
-                : mul64(xor_shift<kR>(h), layout::kMurmurM);
+    return kXxh ? mul64<kThreeMuludq>(xor_shift<33>(h), layout::kXxhPrime2)
+                : mul64<kThreeMuludq>(xor_shift<kR>(h), layout::kMurmurM);
   }
   static HWY_INLINE V64 finish1(V64 h) {
-    return kXxh ? xor_shift<32>(mul64(xor_shift<29>(h), layout::kXxhPrime3)) : xor_shift<kR>(h);
+    return kXxh ? xor_shift<32>(mul64<kThreeMuludq>(xor_shift<29>(h), layout::kXxhPrime3))
+                : xor_shift<kR>(h);
   }
   // One-shot: a whole 8-byte lane into h, and h's finish.
   static HWY_INLINE V64 lane(V64 h, V64 v) { return fold(h, mix1(mix0(v))); }
@@ -134,13 +140,18 @@ HWY_INLINE V64 xxh64_tail1(V64 h, V64 byte) {
 // SVE vectors are sizeless and cannot be struct members.
 inline constexpr int kMaxStages = 5;
 
-template <bool kXxh>
-struct Hash64Bit {  // u64 keys: one 8-byte lane
+// u64 keys: one 8-byte lane. kAvx2 is AVX2's form (avx2_u64_hash(),
+// vendor_forms.h): mul64's, and how many keys each step of the pipeline
+// hashes in scalar code beside its vector (kScalarKeysPerStep). Other
+// targets ignore it. Intel's is compiled in avx2_u64_hash_intel.cc.
+template <bool kXxh, Avx2U64Hash kAvx2 = Avx2U64Hash::kMulldOneScalarKey>
+struct Hash64Bit {
+  static constexpr bool kIntelForms = kAvx2 == Avx2U64Hash::kMuludqTwoScalarKeys;
   using Key = std::uint64_t;
-  using Steps = Lane8Steps<kXxh>;
+  using Steps = Lane8Steps<kXxh, kIntelForms>;
   static constexpr int kStages = 5;
-  static constexpr std::size_t kScalarKeysBeside = 1;  // kScalarKeysPerStep
-  static constexpr bool kScreenBeside = true;          // kScreenInPipeline
+  static constexpr std::size_t kScalarKeysBeside = kIntelForms ? 2 : 1;
+  static constexpr bool kScreenBeside = true;  // kScreenInPipeline
   std::uint64_t start;
   explicit Hash64Bit(std::uint64_t seed) : start(Steps::start(seed, 8)) {}
   template <int S>
@@ -238,13 +249,12 @@ inline constexpr bool kPipelinedHash = true;
 inline constexpr bool kPipelinedHash = false;
 #endif
 // Keys hashed in scalar code beside each vector in each step of the
-// pipeline: on AVX2 the hash's kScalarKeysBeside (u64 keys one, XXH64 of u32
-// keys two; MurmurHash64A of u32 keys, two multiplies, none: with two it was
-// 0.86-0.90 against 1.10-1.27 in most runs but 1.64-1.71 against 1.26-1.52
-// when the scalar multiplier was slower). For u64 keys two a step hashed
-// 1.12x as fast on the Intel guest, and one came from the Zen 3 guest's loop
-// hashing into an L1 buffer: its library has not compared them
-// (docs/PERF-NOTES.md, "Still to measure").
+// pipeline: on AVX2 the hash's kScalarKeysBeside (u64 keys one on AMD, two on
+// Intel; XXH64 of u32 keys two; MurmurHash64A of u32 keys, two multiplies,
+// none: with two it was 0.86-0.90 against 1.10-1.27 in most runs but
+// 1.64-1.71 against 1.26-1.52 when the scalar multiplier was slower). For u64
+// keys one won on the Zen 3 guest (a loop hashing into an L1 buffer: 2.50
+// against 2.77 TSC cycles per key for two), two on the Intel guest (1.12x).
 template <class Hash>
 inline constexpr std::size_t kScalarKeysPerStep =
     HWY_TARGET == HWY_AVX2 ? Hash::kScalarKeysBeside : 0;

@@ -40,7 +40,7 @@ std::vector<std::uint64_t> hashes_for(std::mt19937_64& rng, std::size_t n) {
 TEST_F(SimdKernels, BloomMatchesScalar) {
   // 2^15 and 2^20 blocks: the kernels' near and far prefetch distances (kernels.hpp).
   const std::uint64_t block_counts[] = {1, 3, 1000, std::uint64_t{1} << 15, std::uint64_t{1} << 20};
-  for_each_target_and_add_masks([&](const SimdTarget* t) {
+  for_each_target_and_vendor_forms(kAddMasksTargets, [&](const SimdTarget* t) {
     SCOPED_TRACE(t->name);
     std::printf("checking target %s (AVX-512 add masks: %s)\n", t->name, cpu::add_masks_name(cpu::avx512_add_masks()));
     for (BloomLayout layout : {BloomLayout::Cacheline512, BloomLayout::ParquetSbbf}) {
@@ -164,7 +164,7 @@ TEST_F(SimdKernels, BloomChainedCallsMatchScalar) {
   const std::vector<std::uint64_t> h = hashes_for(rng_, total);
   std::vector<std::uint64_t> queries = random_u64(rng_, total);
   for (std::size_t i = 0; i < total; i += 2) queries[i] = h[(i * 7) % total];
-  for_each_target_and_add_masks([&](const SimdTarget* t) {
+  for_each_target_and_vendor_forms(kAddMasksTargets, [&](const SimdTarget* t) {
     SCOPED_TRACE(t->name);
     for (BloomLayout layout : {BloomLayout::Cacheline512, BloomLayout::ParquetSbbf}) {
       for (std::uint64_t nb : {std::uint64_t{1} << 12, std::uint64_t{1} << 15, std::uint64_t{1} << 19}) {
@@ -411,7 +411,7 @@ TEST_F(SimdKernels, BloomAddKeysMatchesHashThenAdd) {
                         {KeyKind::Offsets32, 8, StringColumn::Fixed::All},
                         {KeyKind::Offsets64, 16, StringColumn::Fixed::Mostly}};
   [[maybe_unused]] bool any = false;
-  for_each_target_and_add_masks([&](const SimdTarget* t) {
+  for_each_target_and_vendor_forms(kAddMasksTargets, [&](const SimdTarget* t) {
     SCOPED_TRACE(t->name);
     const bool avx512 = (t->bit & (HWY_AVX3 | HWY_AVX3_DL)) != 0;
     ASSERT_EQ(t->kernels->bloom_add_keys != nullptr, avx512);

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "cpu/add_masks.h"
+#include "cpu/vendor_forms.h"
 #include "probkit/detail/kernels.hpp"
 
 namespace probkit::detail::simd_test {
@@ -59,18 +59,23 @@ class SimdKernels : public ::testing::Test {
     targets_ = supported_targets();
     if (targets_.empty()) GTEST_SKIP() << "no compiled SIMD target runs on this CPU";
   }
-  void TearDown() override { cpu::set_avx512_add_masks_for_testing(std::nullopt); }
+  void TearDown() override { cpu::set_vendor_forms_for_testing(std::nullopt); }
 
-  // fn(target) for every target, and once more for each AVX-512 target with
-  // its add's masks built the other way (cpu/add_masks.h): each way is held
-  // to the reference whichever this CPU's vendor picks.
+  // The targets whose kernels each vendor choice changes.
+  static constexpr std::int64_t kAddMasksTargets = HWY_AVX3 | HWY_AVX3_DL;
+  static constexpr std::int64_t kU64HashTargets = HWY_AVX2;
+
+  // fn(target) for every target with the AMD forms (cpu/vendor_forms.h), and
+  // once more with the Intel forms for each target in `forms_differ` (those
+  // whose kernels under test they change): each form is held to the
+  // reference whichever this CPU's vendor picks.
   template <class Fn>
-  void for_each_target_and_add_masks(const Fn& fn) {
-    for (cpu::AddMasks masks : {cpu::AddMasks::kShifts, cpu::AddMasks::kBitTable}) {
-      SCOPED_TRACE(std::string("AVX-512 add masks: ") + cpu::add_masks_name(masks));
-      cpu::set_avx512_add_masks_for_testing(masks);
+  void for_each_target_and_vendor_forms(std::int64_t forms_differ, const Fn& fn) {
+    for (cpu::VendorForms forms : {cpu::VendorForms::kAmd, cpu::VendorForms::kIntel}) {
+      SCOPED_TRACE(std::string("vendor forms: ") + cpu::vendor_forms_name(forms));
+      cpu::set_vendor_forms_for_testing(forms);
       for (const SimdTarget* t : targets_) {
-        if (masks == cpu::AddMasks::kBitTable && (t->bit & (HWY_AVX3 | HWY_AVX3_DL)) == 0) continue;
+        if (forms == cpu::VendorForms::kIntel && (t->bit & forms_differ) == 0) continue;
         fn(t);
         if (::testing::Test::HasFatalFailure()) return;
       }
