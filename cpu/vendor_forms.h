@@ -41,9 +41,9 @@ const char* add_masks_name(AddMasks masks);
 
 // How AVX2 hashes u64 keys (hash-inl.h, Hash64Bit): the 64-bit multiply
 // emulated with one vpmulld (two uops and about 10 cycles' latency on
-// Intel's cores, one fast uop on AMD's) or with three vpmuludq, and how many
-// keys a step of the pipeline hashes in scalar code beside each vector
-// ("AVX2 64-bit multiply (mul64)", "Fixed-width key hashing per target").
+// Intel's cores) and one vpmuludq, or with three vpmuludq, and how many keys
+// a step of the pipeline hashes in scalar code beside each vector ("AVX2
+// 64-bit multiply (mul64)", "Fixed-width key hashing per target").
 enum class Avx2U64Hash {
   kMulldOneScalarKey,    // AMD: won on the Zen 5 (AVX2 pinned) and Zen 3 guests
   kMuludqTwoScalarKeys,  // Intel: hashing 1.23x, HLL add 1.13x on the Intel guest
