@@ -51,12 +51,19 @@ const char* to_string(KeyType t) {
   switch (t) {
     case KeyType::U64: return "u64";
     case KeyType::Str16: return "str16";
+    case KeyType::Str8: return "str8";
     case KeyType::Prehashed: return "prehashed";
   }
   return "?";
 }
 
-double key_bytes(KeyType t) { return t == KeyType::Str16 ? 16.0 + 4.0 : 8.0; }
+double key_bytes(KeyType t) {
+  switch (t) {
+    case KeyType::Str16: return 16.0 + 4.0;
+    case KeyType::Str8: return 8.0 + 4.0;
+    default: return 8.0;
+  }
+}
 
 std::uint64_t key_u64(std::uint64_t i) {
   // The SplitMix64 finaliser: a bijection on 64-bit values.
@@ -79,6 +86,7 @@ Keys KeyPool::batch(std::size_t first, std::size_t count) const {
     case KeyType::Prehashed:
       return Keys(Prehashed{std::span<const std::uint64_t>(u64_.data() + first, count)});
     case KeyType::Str16:
+    case KeyType::Str8:
       return Keys(StringBatch<std::int32_t>{
           std::span<const std::int32_t>(offsets_.data() + first, count + 1),
           std::span<const std::uint8_t>(data_)});

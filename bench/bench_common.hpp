@@ -5,11 +5,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <probkit/probkit.hpp>
 #include <span>
 #include <string>
 #include <vector>
-
-#include <probkit/probkit.hpp>
 
 #include "probes.hpp"
 
@@ -42,13 +42,14 @@ unsigned all_threads();
 // {1, all_threads()}, or {1} on a one-core machine.
 std::vector<unsigned> thread_counts();
 
-enum class KeyType { U64, Str16, Prehashed };
+enum class KeyType { U64, Str16, Str8, Prehashed };
 const char* to_string(KeyType t);
-// Bytes of key column per key (strings: 16 data bytes + one int32 offset).
+// Bytes of key column per key (strings: 16 or 8 data bytes + one int32 offset).
 double key_bytes(KeyType t);
 
 // Key i of the synthetic key space: a bijective scramble of i, so distinct i
-// give distinct keys; strings are 16 bytes made from two scrambles.
+// give distinct keys; 16-byte strings are made from two scrambles, 8-byte
+// strings are the bytes of the u64 key.
 std::uint64_t key_u64(std::uint64_t i);
 void key_str16(std::uint64_t i, std::uint8_t out[16]);
 
@@ -59,14 +60,21 @@ class KeyPool {
   // Key j of the pool is synthetic key index_of(j).
   template <class IndexOf>
   KeyPool(KeyType type, std::size_t n, IndexOf index_of) : type_(type), n_(n) {
-    if (type == KeyType::Str16) {
-      data_.resize(16 * n);
+    if (type == KeyType::Str16 || type == KeyType::Str8) {
+      const std::size_t width = type == KeyType::Str16 ? 16 : 8;
+      data_.resize(width * n);
       offsets_.resize(n + 1);
       for (std::size_t j = 0; j < n; ++j) {
-        key_str16(index_of(j), data_.data() + 16 * j);
-        offsets_[j] = static_cast<std::int32_t>(16 * j);
+        std::uint8_t* key = data_.data() + width * j;
+        if (type == KeyType::Str16) {
+          key_str16(index_of(j), key);
+        } else {
+          const std::uint64_t u = key_u64(index_of(j));
+          std::memcpy(key, &u, 8);
+        }
+        offsets_[j] = static_cast<std::int32_t>(width * j);
       }
-      offsets_[n] = static_cast<std::int32_t>(16 * n);
+      offsets_[n] = static_cast<std::int32_t>(width * n);
     } else {
       // Pre-hashed keys are the XXH64 hashes of the u64 keys, so a pre-hashed
       // query of a loaded filter finds what the u64 query would.
