@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "probkit/detail/hash_keys.hpp"
@@ -200,6 +201,15 @@ struct Murmur64AU32 {  // finish((start ^ key) * M)
     return v;
   }
 };
+
+// One key, at any alignment: 8-byte strings hash as the u64 keys of their
+// bytes wherever they lie (hash_width8). The copy compiles to the plain load.
+template <class Key>
+HWY_INLINE Key load_key(const Key* p) {
+  Key key;
+  std::memcpy(&key, p, sizeof(key));
+  return key;
+}
 
 template <class Key>
 HWY_INLINE V64 load_keys(const Key* p) {
@@ -437,7 +447,7 @@ HWY_INLINE std::size_t hash_fixed_pipelined(const typename Hash::Key* keys, std:
         prefetch_stream(keys + load + b / sizeof(*keys));
       s1 = hash.template stage<0>(load_keys(keys + load));
       for (std::size_t j = hn::Lanes(d); j < per_step; ++j) {
-        out[load + j] = hash_one(spec, keys[load + j]);
+        out[load + j] = hash_one(spec, load_key(keys + load + j));
       }
     }
   };
@@ -465,7 +475,7 @@ void hash_fixed(const typename Hash::Key* keys, std::size_t count, HashSpec spec
       }
     }
   }
-  for (; i < count; ++i) out[i] = hash_one(spec, keys[i]);
+  for (; i < count; ++i) out[i] = hash_one(spec, load_key(keys + i));
 }
 
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX2
@@ -476,7 +486,7 @@ std::size_t append_tail_passing(const typename Hash::Key* keys, std::size_t coun
                                 std::uint64_t screen, std::uint64_t* passed, std::size_t m) {
   const std::size_t per_step = hn::Lanes(D64()) + kScalarKeysPerStep<Hash>;
   for (std::size_t i = count - count % per_step; i < count; ++i) {
-    m = append_passing(hash_one(spec, keys[i]), screen, passed, m);
+    m = append_passing(hash_one(spec, load_key(keys + i)), screen, passed, m);
   }
   return m;
 }

@@ -258,16 +258,43 @@ HWY_INLINE std::size_t hash_width16_pipelined(const std::uint8_t*, std::size_t, 
 }
 #endif
 
-// 8-byte strings back to back from p: each hashes as the u64 key of its bytes,
-// so the u64 keys' pipeline hashes their whole steps (where kPipelinedHash).
-// Vector lanes only: a scalar key per step would read a misaligned u64; the
-// vectors' loads are unaligned ones. Returns how many it hashed.
-HWY_INLINE std::size_t hash_width8_pipelined(const std::uint8_t* p, std::size_t count,
-                                             HashSpec spec, std::uint64_t* out) {
-  const auto* keys = reinterpret_cast<const std::uint64_t*>(p);
-  return spec.kind == HashKind::Xxh64
-             ? hash_fixed_pipelined<false, Xxh64U64, 0>(keys, count, spec, out)
-             : hash_fixed_pipelined<false, Murmur64AU64, 0>(keys, count, spec, out);
+#if HWY_TARGET == HWY_AVX2
+// u64 keys hashed in Intel's forms (avx2_u64_hash(), vendor_forms.h):
+// hash_fixed and hash_fixed_screened of Hash64Bit<kXxh,
+// Avx2U64Hash::kMuludqTwoScalarKeys>. Defined in a translation unit of their
+// own, avx2_u64_hash_intel.cc: instantiated in simd.cc (at GCC's default
+// inlining budget, which cpu/CMakeLists.txt has raised since), they changed
+// GCC's inlining of the other forms' pipelines there (their steps left out
+// of line: HLL add of XXH64 u64 keys 746 -> 518 M keys/s on the Intel guest).
+void hash_u64_intel_forms(const std::uint64_t* keys, std::size_t count, HashSpec spec,
+                          std::uint64_t* out);
+std::size_t hash_u64_screened_intel_forms(const std::uint64_t* keys, std::size_t count,
+                                          HashSpec spec, std::uint64_t screen,
+                                          std::uint64_t* passed);
+#endif
+
+// count u64 keys from `keys` (any alignment: hash-inl.h loads them so), in
+// the forms this CPU's vendor takes on AVX2.
+HWY_INLINE void hash_u64_keys(const std::uint64_t* keys, std::size_t count, HashSpec spec,
+                              std::uint64_t* out) {
+#if HWY_TARGET == HWY_AVX2
+  if (avx2_u64_hash() == Avx2U64Hash::kMuludqTwoScalarKeys) {
+    return hash_u64_intel_forms(keys, count, spec, out);
+  }
+#endif
+  return spec.kind == HashKind::Xxh64 ? hash_fixed<Xxh64U64>(keys, count, spec, out)
+                                      : hash_fixed<Murmur64AU64>(keys, count, spec, out);
+}
+
+// count 8-byte strings back to back from p (where kPipelinedHash): each
+// hashes as the u64 key of its bytes, so they are hashed as a column of u64
+// keys at p, whatever its alignment, with the u64 keys' scalar keys and
+// vendor forms: on AVX2 1.29x as fast as a pipeline of vector lanes only in
+// AMD's forms (Intel guest). (docs/PERF-NOTES.md, "8-byte strings hashed as
+// u64 keys")
+HWY_INLINE void hash_width8(const std::uint8_t* p, std::size_t count, HashSpec spec,
+                            std::uint64_t* out) {
+  hash_u64_keys(reinterpret_cast<const std::uint64_t*>(p), count, spec, out);
 }
 
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
@@ -311,21 +338,19 @@ HWY_INLINE bool hash_fixed_width_group(const std::uint8_t* data, V64 lo, V64 len
   return true;
 }
 
-// Hashes the leading whole steps of a batch of fixed-width 8- or 16-byte
-// strings as a pipeline; returns how many keys it hashed (0 if the batch is
-// not one width).
+// Hashes a batch of fixed-width strings: of 16 bytes, its leading whole steps
+// as a pipeline; of 8, all of it as u64 keys. Returns how many keys it hashed
+// (0 if the batch is not one width 8 or 16, or is shorter than a vector).
 template <class Offset>
 HWY_INLINE std::size_t hash_uniform_width(const Offset* offsets, const std::uint8_t* data,
                                           std::size_t count, HashSpec spec, std::uint64_t* out) {
-  const std::size_t n = hn::Lanes(D64());
-  const std::size_t vectors = count / n;
-  if (vectors == 0) return 0;
+  if (count < hn::Lanes(D64())) return 0;
   const std::uint64_t width = uniform_width(offsets, count);
   if (width == 0) return 0;
   const std::uint8_t* p = data + offsets[0];
   if (width == 16) return hash_width16_pipelined(p, count, spec, out);
-  hash_width8_pipelined(p, vectors * n, spec, out);
-  return vectors * n;
+  hash_width8(p, count, spec, out);
+  return count;
 }
 #else
 HWY_INLINE bool hash_fixed_width_group(const std::uint8_t*, V64, V64, HashSpec, std::uint64_t*) {
@@ -410,27 +435,12 @@ void hash_string_keys(const detail::KeyBatch& keys, std::size_t begin, std::size
       return hash_each_of_width<16>(first + 16 * done, count - done, spec, out + done);
     }
     if (width == 8) {
-      std::size_t done = 0;
-      if constexpr (kPipelinedHash) done = hash_width8_pipelined(first, count, spec, out);  // AVX2
-      return hash_each_of_width<8>(first + 8 * done, count - done, spec, out + done);
+      if constexpr (kPipelinedHash) return hash_width8(first, count, spec, out);  // AVX2
+      return hash_each_of_width<8>(first, count, spec, out);
     }
     detail::hash_keys_reference(keys, begin, count, spec, out);
   }
 }
-
-#if HWY_TARGET == HWY_AVX2
-// u64 keys hashed in Intel's forms (avx2_u64_hash(), vendor_forms.h):
-// hash_fixed and hash_fixed_screened of Hash64Bit<kXxh,
-// Avx2U64Hash::kMuludqTwoScalarKeys>. Defined in a translation unit of their
-// own, avx2_u64_hash_intel.cc: instantiated in simd.cc, they changed GCC's
-// inlining of the other forms' pipelines there (their steps left out of
-// line: HLL add of XXH64 u64 keys 746 -> 518 M keys/s on the Intel guest).
-void hash_u64_intel_forms(const std::uint64_t* keys, std::size_t count, HashSpec spec,
-                          std::uint64_t* out);
-std::size_t hash_u64_screened_intel_forms(const std::uint64_t* keys, std::size_t count,
-                                          HashSpec spec, std::uint64_t screen,
-                                          std::uint64_t* passed);
-#endif
 
 inline void hash_keys(const detail::KeyBatch& keys, std::size_t begin, std::size_t count,
                       HashSpec spec, std::uint64_t* out) {
@@ -443,16 +453,8 @@ inline void hash_keys(const detail::KeyBatch& keys, std::size_t begin, std::size
   }
   if (!kVectorHash) return detail::hash_keys_reference(keys, begin, count, spec, out);
   switch (keys.kind) {
-    case detail::KeyKind::U64: {
-      const auto* k = static_cast<const std::uint64_t*>(keys.keys) + begin;
-#if HWY_TARGET == HWY_AVX2
-      if (avx2_u64_hash() == Avx2U64Hash::kMuludqTwoScalarKeys) {
-        return hash_u64_intel_forms(k, count, spec, out);
-      }
-#endif
-      return xxh ? hash_fixed<Xxh64U64>(k, count, spec, out)
-                 : hash_fixed<Murmur64AU64>(k, count, spec, out);
-    }
+    case detail::KeyKind::U64:
+      return hash_u64_keys(static_cast<const std::uint64_t*>(keys.keys) + begin, count, spec, out);
     case detail::KeyKind::U32: {
       const auto* k = static_cast<const std::uint32_t*>(keys.keys) + begin;
       return xxh ? hash_fixed<Xxh64U32>(k, count, spec, out)
