@@ -176,7 +176,7 @@ void add_strings(const detail::BloomRef& f, const detail::KeyBatch& keys, std::s
   static constexpr auto kXxhLoops = add_hashing_str16_loops<true>(Ks());
   static constexpr auto kMurmurLoops = add_hashing_str16_loops<false>(Ks());
   const auto* offsets = static_cast<const Offset*>(keys.keys) + begin;
-  if (count >= kAddGroup && uniform_width(offsets, count) == 16) {
+  if (count >= kAddGroup && window_width(keys, offsets, count) == 16) {
     const std::uint8_t* p = keys.data + offsets[0];
     (spec.kind == HashKind::Xxh64 ? kXxhLoops : kMurmurLoops)[f.k - 1](f, p, count, spec, scratch);
     return;

@@ -329,7 +329,7 @@ HWY_INLINE std::uint64_t contains_strings(const detail::BloomRef& f, const detai
                                           std::size_t begin, std::size_t count, HashSpec spec,
                                           std::uint64_t* scratch, std::uint8_t* out) {
   const auto* offsets = static_cast<const Offset*>(keys.keys) + begin;
-  if (count >= kK8Group && uniform_width(offsets, count) == 16) {
+  if (count >= kK8Group && window_width(keys, offsets, count) == 16) {
     const std::uint8_t* p = keys.data + offsets[0];
     return with_fused_loop<true>(f, spec, out, [&](auto store, auto xxh, auto test) {
       return contains_hashing_str16<decltype(store)::value, decltype(xxh)::value,

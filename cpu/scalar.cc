@@ -1,5 +1,7 @@
 // The scalar reference backend: the layout functions in a loop, nothing else.
 // Every other backend must produce exactly what this one produces.
+#include <type_traits>
+
 #include "probkit/detail/hash_keys.hpp"
 #include "probkit/detail/kernels.hpp"
 #include "probkit/layout/bloom.hpp"
@@ -81,27 +83,33 @@ std::size_t partition_hashes(const std::uint64_t* hashes, std::size_t n, std::ui
 }
 
 // Branch-free, so that it runs at memory speed even here (the compiler
-// vectorises it for the baseline target).
+// vectorises it for the baseline target). Lengths are differences taken in
+// unsigned arithmetic: offsets out of order may be any values.
 template <class Offset>
-bool offsets_in_order_typed(const Offset* off, std::size_t count, Offset limit) {
+OffsetsCheck check_offsets_typed(const Offset* off, std::size_t count, Offset limit) {
+  using U = std::make_unsigned_t<Offset>;
   unsigned bad = count > 0 && off[0] > limit ? 1u : 0u;
+  const U width = count > 1 ? static_cast<U>(static_cast<U>(off[1]) - static_cast<U>(off[0])) : 0;
+  U differ = 0;
   for (std::size_t i = 1; i < count; ++i) {
     bad |= static_cast<unsigned>(off[i] > limit) | static_cast<unsigned>(off[i] < off[i - 1]);
+    differ |= static_cast<U>(static_cast<U>(off[i]) - static_cast<U>(off[i - 1])) ^ width;
   }
-  return bad == 0;
+  const bool fixed = bad == 0 && differ == 0 && (width == 8 || width == 16);
+  return {bad == 0, static_cast<std::uint8_t>(fixed ? width : 0)};
 }
 
-bool offsets_in_order(const void* offsets, bool wide, std::size_t count, std::int64_t limit) {
-  if (wide) return offsets_in_order_typed(static_cast<const std::int64_t*>(offsets), count, limit);
-  return offsets_in_order_typed(static_cast<const std::int32_t*>(offsets), count,
-                                static_cast<std::int32_t>(limit));
+OffsetsCheck check_offsets(const void* offsets, bool wide, std::size_t count, std::int64_t limit) {
+  if (wide) return check_offsets_typed(static_cast<const std::int64_t*>(offsets), count, limit);
+  return check_offsets_typed(static_cast<const std::int32_t*>(offsets), count,
+                             static_cast<std::int32_t>(limit));
 }
 
 // No hash_screened: the HLL driver hashes, then the HLL kernel screens; no
 // bloom_contains_keys or bloom_add_keys: the filter hashes, then tests or adds.
 constexpr CpuKernels kScalar{&hash_keys_reference, nullptr,  &bloom_add,
                              &bloom_contains,      &hll_add, &partition_hashes,
-                             &offsets_in_order,    nullptr,  nullptr};
+                             &check_offsets,       nullptr,  nullptr};
 
 }  // namespace
 

@@ -18,9 +18,9 @@
 HWY_BEFORE_NAMESPACE();
 namespace probkit::cpu::HWY_NAMESPACE {
 #if HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
-const detail::CpuKernels kKernels{&hash_keys,        kHashScreened,      &bloom_add,
-                                  &bloom_contains,   &hll_add,           kPartitionHashes,
-                                  &offsets_in_order, kBloomContainsKeys, kBloomAddKeys};
+const detail::CpuKernels kKernels{&hash_keys,      kHashScreened,      &bloom_add,
+                                  &bloom_contains, &hll_add,           kPartitionHashes,
+                                  &check_offsets,  kBloomContainsKeys, kBloomAddKeys};
 #endif
 }  // namespace probkit::cpu::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();

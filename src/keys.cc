@@ -1,6 +1,5 @@
 #include "probkit/keys.hpp"
 
-#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -31,26 +30,43 @@ detail::KeyBatch fixed_width(std::span<const T> keys, detail::KeyKind kind, KeyM
   return b;
 }
 
-// Whether off[0] >= 0 and off[0..m) are non-decreasing and <= limit. A batch
-// large enough for several workers is checked by all of them, each piece
-// (for_each_worker_share) with the last offset before it, so no pair is left
-// out.
+// Whether off[0] >= 0 and off[0..m) are non-decreasing and <= limit, and
+// whether the strings are all 8 or all 16 bytes long (CpuKernels::
+// check_offsets). A batch large enough for several workers is checked by all
+// of them, each piece (for_each_worker_share) with the last offset before it,
+// so no pair is left out; the strings have a fixed width if every piece's
+// have the same.
 template <class Offset>
-bool offsets_in_order(const Offset* off, std::size_t m, Offset limit) {
-  if (m == 0) return true;
-  if (off[0] < 0) return false;
+detail::OffsetsCheck check_offsets(const Offset* off, std::size_t m, Offset limit) {
+  if (m == 0) return {true, 0};
+  if (off[0] < 0) return {false, 0};
   constexpr bool kWide = sizeof(Offset) == 8;
   // Below this a dispatched call costs more than the pass.
   constexpr std::size_t kDispatchFrom = 256;
   const detail::CpuKernels& kernels = m < kDispatchFrom ? detail::scalar_kernels() : detail::batch_check_kernels();
   const unsigned workers = detail::workers_for(m);
-  if (workers <= 1) return kernels.offsets_in_order(off, kWide, m, limit);
-  std::vector<std::uint8_t> ok(workers, 1);
+  if (workers <= 1) return kernels.check_offsets(off, kWide, m, limit);
+  // What the pieces a worker took (several, or none) found.
+  struct Found {
+    bool took = false;
+    detail::OffsetsCheck check{true, 0};
+  };
+  const auto join = [](Found& into, const detail::OffsetsCheck& piece) {
+    into.check.in_order = into.check.in_order && piece.in_order;
+    const bool same = !into.took || into.check.fixed_width == piece.fixed_width;
+    into.check.fixed_width = same ? piece.fixed_width : 0;
+    into.took = true;
+  };
+  std::vector<Found> found(workers);
   detail::for_each_worker_share(m, workers, [&](unsigned w, std::size_t lo, std::size_t hi) {
     const std::size_t from = lo == 0 ? 0 : lo - 1;
-    if (!kernels.offsets_in_order(off + from, kWide, hi - from, limit)) ok[w] = 0;
+    join(found[w], kernels.check_offsets(off + from, kWide, hi - from, limit));
   });
-  return std::all_of(ok.begin(), ok.end(), [](std::uint8_t x) { return x != 0; });
+  Found all;
+  for (const Found& f : found) {
+    if (f.took) join(all, f.check);
+  }
+  return all.check;
 }
 
 // Offsets must be n + 1 non-negative, non-decreasing values within data.
@@ -84,12 +100,19 @@ detail::KeyBatch strings(StringBatch<Offset> s, detail::KeyKind kind, KeyMemory 
   // split over the bulk call's workers when large. The loop below, which names
   // the first bad offset, runs only when this pass finds something wrong.
   // Non-decreasing from a non-negative first offset, no offset can be negative.
+  // The pass also finds fixed-width keys of 8 or 16 bytes (fixed_width), which
+  // the kernels would otherwise find by reading each chunk's offsets again
+  // (docs/PERF-NOTES.md, "Fixed-width strings found by the batch check").
   const Offset* const off = s.offsets.data();
   const std::size_t m = s.offsets.size();
   const Offset limit = s.data.size() > static_cast<std::uint64_t>(std::numeric_limits<Offset>::max())
                            ? std::numeric_limits<Offset>::max()
                            : static_cast<Offset>(s.data.size());
-  if (offsets_in_order(off, m, limit)) return b;
+  const detail::OffsetsCheck check = check_offsets(off, m, limit);
+  if (check.in_order) {
+    b.fixed_width = check.fixed_width;
+    return b;
+  }
   for (std::size_t i = 0; i < s.offsets.size(); ++i) {
     const Offset o = s.offsets[i];
     if (o < 0 || static_cast<std::uint64_t>(o) > s.data.size()) {

@@ -18,6 +18,7 @@
 
 #include "block_owners.hpp"
 #include "copy_buffers.hpp"
+#include "dispatch.hpp"
 #include "probkit/probkit.hpp"
 #include "worker_pool.hpp"
 
@@ -313,6 +314,53 @@ TEST(HashChunks, EachKeyOnceAndTheNextKeysAhead) {
 // more are allocated when a call needs them.
 // (Their reuse with an earlier call's bits in them is what MultiThreadedAdd
 // below runs into at every thread count after the first.)
+// The batch check finds fixed-width keys (KeyBatch::fixed_width), which the
+// kernels then take instead of scanning each chunk's offsets: 8 or 16 bytes
+// throughout, and not if one string is a byte longer anywhere (at either
+// side of each worker's piece of a large batch, or at its ends), if each
+// worker's piece has one width but not the same, or for other widths.
+template <class Offset>
+void check_fixed_width_found(std::size_t n) {
+  const auto width_of = [](const std::vector<Offset>& off, const std::vector<std::uint8_t>& data) {
+    return Keys(StringBatch<Offset>{off, data}).batch().fixed_width;
+  };
+  std::vector<std::uint8_t> data(16 * n + 1, 'x');
+  std::vector<Offset> off(n + 1);
+  for (std::size_t width : {8, 16, 12, 0}) {
+    for (std::size_t i = 0; i <= n; ++i) off[i] = static_cast<Offset>(width * i);
+    EXPECT_EQ(width_of(off, data), width == 8 || width == 16 ? width : 0) << "width " << width << " n " << n;
+  }
+  // 16 throughout, then one string a byte longer (and the next one shorter,
+  // or past the end, the data one byte longer).
+  for (std::size_t i = 0; i <= n; ++i) off[i] = static_cast<Offset>(16 * i);
+  const std::size_t piece = piece_keys(off.size(), workers_for(off.size()));
+  std::vector<std::size_t> places{1, n};
+  for (std::size_t first = piece; first < off.size(); first += piece) places.insert(places.end(), {first - 1, first});
+  for (std::size_t at : places) {
+    off[at] += 1;
+    EXPECT_EQ(width_of(off, data), 0) << "offsets[" << at << "] one more, n " << n;
+    off[at] -= 1;
+  }
+  ASSERT_EQ(width_of(off, data), 16);
+  // The first half 8 and the rest 16 (each worker's pieces of one width but
+  // the one in the middle).
+  if (n < 2) return;
+  for (std::size_t i = 0; i <= n; ++i) off[i] = static_cast<Offset>(i <= n / 2 ? 8 * i : 8 * (n / 2) + 16 * (i - n / 2));
+  EXPECT_EQ(width_of(off, data), 0) << "halves of 8 and 16, n " << n;
+}
+
+TEST(KeysCheck, FindsFixedWidthStrings) {
+  for (unsigned threads : {1u, 4u}) {
+    set_threads(threads);
+    for (std::size_t n : {std::size_t{1}, std::size_t{5}, std::size_t{300}, std::size_t{1} << 17}) {
+      SCOPED_TRACE("threads " + std::to_string(threads));
+      check_fixed_width_found<std::int32_t>(n);
+      check_fixed_width_found<std::int64_t>(n);
+    }
+  }
+  set_threads(0);
+}
+
 TEST(CopyBuffers, KeptForTheNextCall) {
   free_kept_copy_buffers_for_testing();
   const unsigned n = kept_copy_buffers_limit();

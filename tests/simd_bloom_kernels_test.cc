@@ -304,7 +304,7 @@ TEST_F(SimdKernels, BloomContainsKeysMatchesHashThenContains) {
                 } else {
                   strings.emplace(rng_, n + 3, 16, n % 5,
                                   keys.width16 ? StringColumn::Fixed::All : StringColumn::Fixed::Mostly);
-                  kb = strings->batch(kind);
+                  kb = strings->batch(kind, /*marked=*/n % 2 == 1);  // fixed width found or scanned
                 }
                 const std::size_t begin = n % 3;
                 std::vector<std::uint64_t> h(n);
@@ -441,7 +441,7 @@ TEST_F(SimdKernels, BloomAddKeysMatchesHashThenAdd) {
                 KeyBatch kb;
                 if (strings) {
                   column.emplace(rng_, n + 3, string_len, 0, fixed);
-                  kb = column->batch(kind);
+                  kb = column->batch(kind, /*marked=*/n % 2 == 1);  // fixed width found or scanned
                 } else {
                   src = random_u64(rng_, n + 3);
                   kb.kind = kind;

@@ -61,21 +61,26 @@ TEST_F(SimdKernels, HashMatchesScalar) {
 }
 
 // check(target, column, batch, spec, want) for every column, offset width
-// and spec, want the reference's hashes of the whole column; stops at the
-// first fatal failure. The callers run it for every target and both vendors'
-// forms of the AVX2 u64 hash, which 8-byte strings are hashed with.
+// and spec, want the reference's hashes of the whole column; the columns of
+// fixed-width keys both unmarked and marked (StringColumn::batch). Stops at
+// the first fatal failure. The callers run it for every target and both
+// vendors' forms of the AVX2 u64 hash, which 8-byte strings are hashed with.
 template <class Check>
 void for_each_string_case(const SimdTarget* t, const std::vector<StringColumn>& columns,
                           std::span<const HashSpec> specs, const Check& check) {
   SCOPED_TRACE(t->name);
   for (const StringColumn& col : columns) {
     for (KeyKind kind : {KeyKind::Offsets32, KeyKind::Offsets64}) {
-      const KeyBatch kb = col.batch(kind);
-      for (const HashSpec& spec : specs) {
-        std::vector<std::uint64_t> want(kb.n);
-        scalar_kernels().hash(kb, 0, kb.n, spec, want.data());
-        check(*t, col, kb, spec, want);
-        if (::testing::Test::HasFatalFailure()) return;
+      for (bool marked : {false, true}) {
+        if (marked && col.fixed_width() == 0) continue;
+        SCOPED_TRACE(marked ? "marked fixed width" : "unmarked");
+        const KeyBatch kb = col.batch(kind, marked);
+        for (const HashSpec& spec : specs) {
+          std::vector<std::uint64_t> want(kb.n);
+          scalar_kernels().hash(kb, 0, kb.n, spec, want.data());
+          check(*t, col, kb, spec, want);
+          if (::testing::Test::HasFatalFailure()) return;
+        }
       }
     }
   }
@@ -229,29 +234,45 @@ TEST_F(SimdKernels, HashScreenedKeepsExactlyThePassingHashes) {
 
 // The string batch's offsets check: what kernels.hpp says it returns.
 template <class Offset>
-bool offsets_in_order_oracle(const Offset* off, std::size_t count, Offset limit) {
+OffsetsCheck check_offsets_oracle(const Offset* off, std::size_t count, Offset limit) {
   for (std::size_t i = 0; i < count; ++i) {
-    if (off[i] > limit || (i > 0 && off[i] < off[i - 1])) return false;
+    if (off[i] > limit || (i > 0 && off[i] < off[i - 1])) return {false, 0};
   }
-  return true;
+  for (std::uint8_t width : {8, 16}) {
+    bool all = count >= 2;
+    for (std::size_t i = 0; i + 1 < count; ++i) {
+      all = all && static_cast<std::uint64_t>(off[i + 1]) - static_cast<std::uint64_t>(off[i]) == width;
+    }
+    if (all) return {true, width};
+  }
+  return {true, 0};
+}
+
+std::string describe(const OffsetsCheck& c) {
+  return std::string(c.in_order ? "in order" : "not in order") + ", fixed width " +
+         std::to_string(c.fixed_width);
 }
 
 // Every target and the scalar reference against the oracle: non-decreasing
 // columns of every length to 70 and one of 10^5 (misaligned by one element),
-// each also broken at chosen places by a step down, a value past the limit and
-// the type's extremes.
+// of random lengths or all 0, 8 or 16 bytes long, each also broken at chosen
+// places by a step down, a value past the limit, the type's extremes and one
+// string one byte longer.
 template <class Offset>
 void check_offsets_in_order(const std::vector<const SimdTarget*>& targets, std::mt19937_64& rng) {
   constexpr bool kWide = sizeof(Offset) == 8;
   constexpr Offset kMax = std::numeric_limits<Offset>::max();
   constexpr Offset kMin = std::numeric_limits<Offset>::min();
   for (std::size_t count : lengths()) {
-    for (bool near_max : {false, true}) {
+    for (auto [near_max, width] : {std::pair{false, -1}, {true, -1}, {false, 0}, {false, 8}, {true, 16}}) {
       Misaligned<Offset> buf(count, 1);
       Offset* off = buf.data();
-      // Steps of 0 to 4 from 0, or ending exactly at the type's maximum.
+      // Steps of 0 to 4 (or all `width`) from 0, or ending exactly at the
+      // type's maximum.
       Offset at = 0;
-      for (std::size_t i = 0; i < count; ++i) off[i] = at += static_cast<Offset>(rng() % 5);
+      for (std::size_t i = 0; i < count; ++i) {
+        off[i] = at += static_cast<Offset>(width < 0 ? static_cast<int>(rng() % 5) : width);
+      }
       if (near_max && count > 0) {
         const Offset shift = kMax - off[count - 1];
         for (std::size_t i = 0; i < count; ++i) off[i] += shift;
@@ -265,21 +286,25 @@ void check_offsets_in_order(const std::vector<const SimdTarget*>& targets, std::
         for (int r = 0; r < 20; ++r) places.push_back(rng() % count);
       }
       auto expect_all_agree = [&](const char* what, std::size_t place) {
-        const bool want = offsets_in_order_oracle(off, count, limit);
-        ASSERT_EQ(want, scalar_kernels().offsets_in_order(off, kWide, count, limit))
+        const std::string want = describe(check_offsets_oracle(off, count, limit));
+        ASSERT_EQ(want, describe(scalar_kernels().check_offsets(off, kWide, count, limit)))
             << "scalar, " << what << " at " << place << " of " << count;
         for (const SimdTarget* t : targets) {
-          ASSERT_EQ(want, t->kernels->offsets_in_order(off, kWide, count, limit))
+          ASSERT_EQ(want, describe(t->kernels->check_offsets(off, kWide, count, limit)))
               << t->name << ", " << what << " at " << place << " of " << count;
         }
       };
       expect_all_agree("nothing", 0);
-      ASSERT_TRUE(offsets_in_order_oracle(off, count, limit));
+      ASSERT_TRUE(check_offsets_oracle(off, count, limit).in_order);
+      if ((width == 8 || width == 16) && count >= 2) {
+        ASSERT_EQ(check_offsets_oracle(off, count, limit).fixed_width, width);
+      }
       for (std::size_t j : places) {
         const Offset saved = off[j];
         std::vector<std::pair<const char*, Offset>> breaks = {{"minimum", kMin}, {"maximum", kMax}};
         if (limit < kMax) breaks.push_back({"past the limit", static_cast<Offset>(limit + 1)});
         if (j > 0) breaks.push_back({"step down", static_cast<Offset>(off[j - 1] - 1)});
+        if (off[j] < kMax) breaks.push_back({"one byte more", static_cast<Offset>(off[j] + 1)});
         for (const auto& [what, value] : breaks) {
           off[j] = value;
           expect_all_agree(what, j);
@@ -331,14 +356,17 @@ TEST_F(SimdKernels, HashStringsReadNothingPastTheData) {
         if ((fixed != Fixed::No) != (max_len == 8 || max_len == 16)) continue;
         const StringColumn col(rng_, n, max_len, 0, fixed);
         const GuardedBytes guarded(col.data);
-        KeyBatch kb = col.batch(KeyKind::Offsets32);
-        kb.data = guarded.data();
-        for (const SimdTarget* t : targets_) {
-          for (const HashSpec& spec : {HashSpec{}, HashSpec::redis()}) {
-            std::vector<std::uint64_t> want(n), got(n);
-            scalar_kernels().hash(kb, 0, n, spec, want.data());
-            t->kernels->hash(kb, 0, n, spec, got.data());
-            ASSERT_EQ(want, got) << t->name << " strings " << n << " bytes " << col.data.size();
+        for (bool marked : {false, true}) {
+          KeyBatch kb = col.batch(KeyKind::Offsets32, marked);
+          kb.data = guarded.data();
+          for (const SimdTarget* t : targets_) {
+            for (const HashSpec& spec : {HashSpec{}, HashSpec::redis()}) {
+              std::vector<std::uint64_t> want(n), got(n);
+              scalar_kernels().hash(kb, 0, n, spec, want.data());
+              t->kernels->hash(kb, 0, n, spec, got.data());
+              ASSERT_EQ(want, got) << t->name << " strings " << n << " bytes " << col.data.size()
+                                   << " marked " << marked;
+            }
           }
         }
       }

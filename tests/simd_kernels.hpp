@@ -118,7 +118,10 @@ struct StringColumn {
     for (auto& b : data) b = static_cast<std::uint8_t>(rng());
     off32.assign(off64.begin(), off64.end());
   }
-  KeyBatch batch(KeyKind kind) const {
+  // With `marked`, the batch says its fixed width (KeyBatch::fixed_width) as
+  // the batch check would, and the kernels take it instead of scanning each
+  // window's offsets; unmarked, they scan.
+  KeyBatch batch(KeyKind kind, bool marked = false) const {
     KeyBatch kb;
     kb.kind = kind;
     kb.n = off64.size() - 1;
@@ -126,7 +129,18 @@ struct StringColumn {
                                          : static_cast<const void*>(off64.data());
     kb.data = data.data();
     kb.data_size = data.size();
+    if (marked) kb.fixed_width = fixed_width();
     return kb;
+  }
+  // 8 or 16 if there are strings and every one is that long, else 0.
+  std::uint8_t fixed_width() const {
+    if (off64.size() < 2) return 0;
+    const std::int64_t len = off64[1] - off64[0];
+    if (len != 8 && len != 16) return 0;
+    for (std::size_t i = 1; i + 1 < off64.size(); ++i) {
+      if (off64[i + 1] - off64[i] != len) return 0;
+    }
+    return static_cast<std::uint8_t>(len);
   }
 };
 

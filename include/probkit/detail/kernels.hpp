@@ -81,6 +81,14 @@ struct BloomRef {
   BloomLayout layout;
 };
 
+// What CpuKernels::check_offsets found.
+struct OffsetsCheck {
+  bool in_order = false;  // every offset <= limit, each but the first >= the one before
+  // Where in order: 8 or 16 if every string (offsets[i + 1] - offsets[i] for
+  // every i, at least one) is that long, else 0 (KeyBatch::fixed_width).
+  std::uint8_t fixed_width = 0;
+};
+
 struct CpuKernels {
   // out[i] = hash of key begin + i, for i < count. Never called for Prehashed.
   void (*hash)(const KeyBatch& keys, std::size_t begin, std::size_t count, HashSpec spec,
@@ -117,12 +125,15 @@ struct CpuKernels {
   // the scalar reference's.
   std::size_t (*partition_hashes)(const std::uint64_t* hashes, std::size_t n, std::uint64_t split,
                                   std::uint64_t* below, std::uint64_t* above);
-  // Whether each of `count` string offsets (int32, or int64 when `wide`) is
-  // <= limit (which fits their type) and each but the first >= the one before
-  // it. The key batch check (src/keys.cc) runs it over every host batch of
-  // strings before any kernel reads one: a whole pass over the offsets, so it
-  // is vectorised too.
-  bool (*offsets_in_order)(const void* offsets, bool wide, std::size_t count, std::int64_t limit);
+  // Checks `count` string offsets (int32, or int64 when `wide`): whether each
+  // is <= limit (which fits their type) and each but the first >= the one
+  // before it, and whether the strings they bound are all 8 or all 16 bytes
+  // long. The key batch check (src/keys.cc) runs it over every host batch of
+  // strings before any kernel reads one: a whole pass over the offsets, so
+  // it is vectorised too, and it finds fixed-width keys
+  // (KeyBatch::fixed_width) on the way.
+  OffsetsCheck (*check_offsets)(const void* offsets, bool wide, std::size_t count,
+                                std::int64_t limit);
   // Hashes keys [begin, begin + count) and tests them in one loop, with the
   // results of `hash` then `bloom_contains` (no keys ahead): out[i] for key
   // begin + i (out may be null), and *hits += the number of 1s. scratch has

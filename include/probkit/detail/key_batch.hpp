@@ -18,6 +18,10 @@ struct KeyBatch {
   const std::uint8_t* data = nullptr;  // Offsets*: the string bytes
   std::size_t data_size = 0;
   std::uint8_t memory = 0;       // a probkit::KeyMemory value
+  // Offsets* in host memory: 8 or 16 where the batch's check of its offsets
+  // found every string that long (fixed-width keys), so that the kernels need
+  // not scan each chunk's offsets to find so; 0 where not known.
+  std::uint8_t fixed_width = 0;
 };
 
 }  // namespace probkit::detail
