@@ -479,12 +479,58 @@ inline void hash_keys(const detail::KeyBatch& keys, std::size_t begin, std::size
   detail::hash_keys_reference(keys, begin, count, spec, out);
 }
 
+#if HWY_TARGET == HWY_AVX2
+// hash_screened of `count` 16-byte strings back to back from p on AVX2: the
+// pipeline hands each step's hashes to the pack a step after their stores,
+// as hash_fixed_screened does for u64 keys (the scalar pack runs beside the
+// vector pipes that bind the pipeline), where hashing them all and then
+// packing them took a pass of its own. The last strings (fewer than a step)
+// are hashed one by one.
+// (docs/PERF-NOTES.md, "Screening in the AVX2 hash pipeline")
+template <bool kXxh>
+std::size_t hash_width16_screened(const std::uint8_t* p, std::size_t count, HashSpec spec,
+                                  std::uint64_t screen, std::uint64_t* passed) {
+  const std::size_t per_step = hn::Lanes(D64()) + kString16ScalarKeys;
+  const std::size_t vectors = count / per_step;
+  std::size_t m = 0;
+  if (vectors != 0) {
+    if (skip_pays(static_cast<std::uint32_t>(hwy::PopCount(screen)))) {
+      const auto pack_few = [&m, screen](std::uint64_t* out, std::size_t first, std::size_t n) {
+        m = pack_step<true>(out, first, n, screen, m);
+      };
+      hash_width16_pipelined_as<kXxh, kString16ScalarKeys>(p, vectors, spec, passed, pack_few);
+    } else {
+      const auto pack = [&m, screen](std::uint64_t* out, std::size_t first, std::size_t n) {
+        m = pack_step<false>(out, first, n, screen, m);
+      };
+      hash_width16_pipelined_as<kXxh, kString16ScalarKeys>(p, vectors, spec, passed, pack);
+    }
+  }
+  for (std::size_t i = vectors * per_step; i < count; ++i) {
+    const std::uint64_t h = kXxh ? layout::xxh64(p + 16 * i, 16, spec.seed)
+                                 : layout::murmur64a(p + 16 * i, 16, spec.seed);
+    m = append_passing(h, screen, passed, m);
+  }
+  return m;
+}
+
+// The first string's bytes if strings [begin, begin + count) are all 16
+// bytes long, else null.
+template <class Offset>
+HWY_INLINE const std::uint8_t* width16_strings(const detail::KeyBatch& keys, std::size_t begin,
+                                               std::size_t count) {
+  const auto* offsets = static_cast<const Offset*>(keys.keys) + begin;
+  return count != 0 && window_width(keys, offsets, count) == 16 ? keys.data + offsets[0] : nullptr;
+}
+#endif
+
 // hash_screened (kernels.hpp), on AVX-512 and AVX2. Fixed-width keys keep the
 // passing hashes as the pipeline computes them, or hash and then pack them
-// (hash_fixed_screened, kScreenInPipeline); other kinds are hashed into
-// `passed` and packed in place (each vector is read before any store reaches
-// it: m <= i). Elsewhere the kernel is absent and src/hyperloglog.cc hashes,
-// then lets the HLL kernel screen.
+// (hash_fixed_screened, kScreenInPipeline); so do 16-byte strings on AVX2
+// (hash_width16_screened); other kinds are hashed into `passed` and packed in
+// place (each vector is read before any store reaches it: m <= i). Elsewhere
+// the kernel is absent and src/hyperloglog.cc hashes, then lets the HLL
+// kernel screen.
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX2
 inline std::size_t hash_keys_screened(const detail::KeyBatch& keys, std::size_t begin,
                                       std::size_t count, HashSpec spec, std::uint64_t screen,
@@ -505,6 +551,17 @@ inline std::size_t hash_keys_screened(const detail::KeyBatch& keys, std::size_t 
     return xxh ? hash_fixed_screened<Xxh64U32>(k, count, spec, screen, passed)
                : hash_fixed_screened<Murmur64AU32>(k, count, spec, screen, passed);
   }
+#if HWY_TARGET == HWY_AVX2
+  if (detail::has_offsets(keys.kind)) {
+    const std::uint8_t* p = keys.kind == detail::KeyKind::Offsets32
+                                ? width16_strings<std::int32_t>(keys, begin, count)
+                                : width16_strings<std::int64_t>(keys, begin, count);
+    if (p != nullptr) {
+      return xxh ? hash_width16_screened<true>(p, count, spec, screen, passed)
+                 : hash_width16_screened<false>(p, count, spec, screen, passed);
+    }
+  }
+#endif
   hash_keys(keys, begin, count, spec, passed);
 #if HWY_TARGET == HWY_AVX2
   return pack_passing(passed, count, screen);

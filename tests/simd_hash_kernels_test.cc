@@ -175,6 +175,7 @@ TEST_F(SimdKernels, HashScreenedKeepsExactlyThePassingHashes) {
   for (std::uint32_t floor : {1u, 2u, 4u, 7u, 51u}) screens.push_back(layout::hll_floor_screen(14, floor));
   std::vector<StringColumn> strings;
   strings.emplace_back(rng_, 1000, 16, 0, StringColumn::Fixed::All);
+  strings.emplace_back(rng_, 1000, 8, 1, StringColumn::Fixed::All);
   strings.emplace_back(rng_, 1000, 40, 3);
   [[maybe_unused]] bool any = false;
   for_each_target_and_vendor_forms(kU64HashTargets, [&](const SimdTarget* t) {
@@ -216,11 +217,14 @@ TEST_F(SimdKernels, HashScreenedKeepsExactlyThePassingHashes) {
     }
     for (const StringColumn& col : strings) {
       for (KeyKind kind : {KeyKind::Offsets32, KeyKind::Offsets64}) {
-        const KeyBatch kb = col.batch(kind);
-        check(kb, 0, kb.n);
-        // 16-byte strings: the pipeline's fill and drain (1 to 8 vectors) and
-        // its tail.
-        for (std::size_t count : {7, 8, 13, 40, 41, 67}) check(kb, 5, count);
+        for (bool marked : {false, true}) {
+          SCOPED_TRACE(marked ? "marked fixed width" : "unmarked");
+          const KeyBatch kb = col.batch(kind, marked);
+          check(kb, 0, kb.n);
+          // Fixed-width strings: the pipelines' fill and drain (1 to 8
+          // vectors) and their tails.
+          for (std::size_t count : {1, 5, 6, 7, 8, 13, 40, 41, 67}) check(kb, 5, count);
+        }
       }
     }
   });
