@@ -236,22 +236,6 @@ TEST_F(SimdKernels, HashScreenedKeepsExactlyThePassingHashes) {
   EXPECT_EQ(scalar_kernels().hash_screened, nullptr) << "the reference hashes, then screens in hll_add";
 }
 
-// The string batch's offsets check: what kernels.hpp says it returns.
-template <class Offset>
-OffsetsCheck check_offsets_oracle(const Offset* off, std::size_t count, Offset limit) {
-  for (std::size_t i = 0; i < count; ++i) {
-    if (off[i] > limit || (i > 0 && off[i] < off[i - 1])) return {false, 0};
-  }
-  for (std::uint8_t width : {8, 16}) {
-    bool all = count >= 2;
-    for (std::size_t i = 0; i + 1 < count; ++i) {
-      all = all && static_cast<std::uint64_t>(off[i + 1]) - static_cast<std::uint64_t>(off[i]) == width;
-    }
-    if (all) return {true, width};
-  }
-  return {true, 0};
-}
-
 std::string describe(const OffsetsCheck& c) {
   return std::string(c.in_order ? "in order" : "not in order") + ", fixed width " +
          std::to_string(c.fixed_width);

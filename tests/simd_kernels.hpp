@@ -86,6 +86,23 @@ class SimdKernels : public ::testing::Test {
   std::mt19937_64 rng_{20261130};
 };
 
+// The string batch's offsets check: what kernels.hpp says it returns.
+template <class Offset>
+OffsetsCheck check_offsets_oracle(const Offset* off, std::size_t count, Offset limit) {
+  for (std::size_t i = 0; i < count; ++i) {
+    if (off[i] > limit || (i > 0 && off[i] < off[i - 1])) return {false, 0};
+  }
+  for (std::uint8_t width : {8, 16}) {
+    bool all = count >= 2;
+    for (std::size_t i = 0; i + 1 < count; ++i) {
+      all = all &&
+            static_cast<std::uint64_t>(off[i + 1]) - static_cast<std::uint64_t>(off[i]) == width;
+    }
+    if (all) return {true, width};
+  }
+  return {true, 0};
+}
+
 // One string column: lengths drawn from `max_len`, stored back to back from
 // `first` into data that ends exactly at the last string's end (so the last
 // tails have no slack behind them).
@@ -134,13 +151,7 @@ struct StringColumn {
   }
   // 8 or 16 if there are strings and every one is that long, else 0.
   std::uint8_t fixed_width() const {
-    if (off64.size() < 2) return 0;
-    const std::int64_t len = off64[1] - off64[0];
-    if (len != 8 && len != 16) return 0;
-    for (std::size_t i = 1; i + 1 < off64.size(); ++i) {
-      if (off64[i + 1] - off64[i] != len) return 0;
-    }
-    return static_cast<std::uint8_t>(len);
+    return check_offsets_oracle(off64.data(), off64.size(), off64.back()).fixed_width;
   }
 };
 
