@@ -28,30 +28,33 @@ namespace probkit::cpu::HWY_NAMESPACE {
 // Sets one step's keys from their buffered offsets: add_cacheline_groups'
 // per-key step, written out again here, since as a helper shared with it (in
 // simd.cc) it moved code GCC emits for other kernels.
-template <std::uint32_t kK>
+template <std::uint32_t kK, bool kFromTable>
 HWY_INLINE void add_step(char* words, const AddGroupOffsets<kK>& now) {
   for (std::size_t l = 0; l < kAddGroup; ++l) {
     char* block = words + now.block_bytes[l];
     asm("" : "+r"(block));  // one register for the block's address
-    or_key_bits<kK, true>(block, now.positions + l * kBufferedProbes<kK>);
+    or_key_bits<kK, kFromTable>(block, now.positions + l * kBufferedProbes<kK>);
   }
 }
 
-// u64 keys hashed and added in one loop, where the masks come from
-// kCachelineBit (masks_from_table). The hash runs as the software pipeline of
-// hash_fixed_pipelined (five stages of one multiply each; a step advances
-// every vector in flight by a stage) with its vectors held in registers; each
-// step buffers the offsets of the next step's keys from the hashes its last
-// stage gives, and sets this step's keys as add_cacheline_groups does. The
-// hashing's multiplies and shifts run beside the add's loads, and no hash
-// goes through memory; the last count % 8 keys are hashed, then added.
-// Against hashed, then added: k = 6 299.9 -> 370.2 M keys/s (Intel, 256 KiB).
+// u64 keys hashed and added in one loop, the masks from kCachelineBit or
+// from shifts as masks_from_table says. The hash runs as the software
+// pipeline of hash_fixed_pipelined (five stages of one multiply each; a step
+// advances every vector in flight by a stage) with its vectors held in
+// registers; each step buffers the offsets of the next step's keys from the
+// hashes its last stage gives, and sets this step's keys as
+// add_cacheline_groups does. The hashing's multiplies and shifts run beside
+// the add's loads, and no hash goes through memory; the last count % 8 keys
+// are hashed, then added.
+// Against hashed, then added: k = 6 299.9 -> 370.2 M keys/s (Intel, 256 KiB,
+// the table's masks); with the shifts' masks on Zen 5, k = 6 770 -> 778, k = 4
+// 866 -> 951, k = 16 337 -> 333 (alike or faster).
 // Hashing each step through all five stages at once, three steps ahead, lost
 // past k = 8 (retirement waited on its chains of multiplies), prefetchw of
 // the next step's blocks lost too, and on AVX2 such a loop ran slower (k = 6
 // 228.2 -> 187.2) (docs/PERF-NOTES.md, "AVX-512 fused add (bloom_add_keys)";
 // the AVX2 forms: "Bloom add: hashing and adding in one loop").
-template <class Hash, std::uint32_t kK>
+template <class Hash, std::uint32_t kK, bool kFromTable>
 HWY_NOINLINE void add_hashing(const detail::BloomRef& f, const std::uint64_t* keys,
                               std::size_t count, HashSpec spec, std::uint64_t* scratch) {
   static_assert(Hash::kStages == 5);
@@ -66,7 +69,7 @@ HWY_NOINLINE void add_hashing(const detail::BloomRef& f, const std::uint64_t* ke
     char* const words = reinterpret_cast<char*>(f.words);
     const __m512i num_blocks = broadcast_block_count(f.num_blocks);
     AddGroupOffsets<kK> offsets[2];
-    add_group_offsets_of<kK, true>(hash_vector(hash, load(0)).raw, num_blocks, offsets[0]);
+    add_group_offsets_of<kK, kFromTable>(hash_vector(hash, load(0)).raw, num_blocks, offsets[0]);
     // At step g: s4 .. s1 hold the keys of steps g + 1 .. g + 4 after stages
     // 0-3 .. 0 (hash_fixed_pipelined's stages, its vectors kept in registers).
     V64 s4 = through_stages<4>(hash, load(1));
@@ -75,17 +78,18 @@ HWY_NOINLINE void add_hashing(const detail::BloomRef& f, const std::uint64_t* ke
     V64 s1 = through_stages<1>(hash, load(4));
     for (std::size_t g = 0; g < groups; ++g) {
       const V64 next = hash.template stage<4>(s4);  // step g + 1's hashes
-      if (g + 1 < groups) add_group_offsets_of<kK, true>(next.raw, num_blocks, offsets[~g & 1]);
+      if (g + 1 < groups)
+        add_group_offsets_of<kK, kFromTable>(next.raw, num_blocks, offsets[~g & 1]);
       s4 = hash.template stage<3>(s3);
       s3 = hash.template stage<2>(s2);
       s2 = hash.template stage<1>(s1);
       s1 = hash.template stage<0>(load(g + 5));
-      add_step(words, offsets[g & 1]);
+      add_step<kK, kFromTable>(words, offsets[g & 1]);
     }
   }
   const std::size_t done = groups * kAddGroup;
   for (std::size_t i = done; i < count; ++i) scratch[i - done] = hash_one(spec, keys[i]);
-  add_loop<false, BloomLayout::Cacheline512, kK, true>(f, scratch, count - done, {});
+  add_loop<false, BloomLayout::Cacheline512, kK, kFromTable>(f, scratch, count - done, {});
 }
 
 // The same loop for strings all 16 bytes long, back to back from p: the
@@ -93,9 +97,10 @@ HWY_NOINLINE void add_hashing(const detail::BloomRef& f, const std::uint64_t* ke
 // lanes mixed apart, folded into h one after the other, h finished) with its
 // vectors held in registers, each step buffering the next step's offsets from
 // the hashes its last stage gives and setting this step's keys. Against hashed,
-// then added: 221.1 -> 294.1 M keys/s (16-byte strings, k = 6, 256 KiB)
+// then added: 221.1 -> 294.1 M keys/s (16-byte strings, k = 6, 256 KiB;
+// Intel, the table's masks), 449 -> 582 (Zen 5, the shifts' masks)
 // (docs/PERF-NOTES.md, "AVX-512 fused add: 16-byte strings").
-template <bool kXxh, std::uint32_t kK>
+template <bool kXxh, std::uint32_t kK, bool kFromTable>
 HWY_NOINLINE void add_hashing_str16(const detail::BloomRef& f, const std::uint8_t* p,
                                     std::size_t count, HashSpec spec, std::uint64_t* scratch) {
   using Steps = Lane8Steps<kXxh>;
@@ -124,7 +129,7 @@ HWY_NOINLINE void add_hashing_str16(const detail::BloomRef& f, const std::uint8_
       const String16Halves x = mixed(g);
       return Steps::fold(Steps::fold(start, x.first), x.second);
     };
-    add_group_offsets_of<kK, true>(Steps::finish(folded(0)).raw, num_blocks, offsets[0]);
+    add_group_offsets_of<kK, kFromTable>(Steps::finish(folded(0)).raw, num_blocks, offsets[0]);
     V64 h4 = Steps::finish0(folded(1));
     V64 h3 = folded(2);
     const String16Halves third = mixed(3);
@@ -135,19 +140,20 @@ HWY_NOINLINE void add_hashing_str16(const detail::BloomRef& f, const std::uint8_
     V64 a0 = Steps::mix0(fifth.first), b0 = Steps::mix0(fifth.second);
     for (std::size_t g = 0; g < groups; ++g) {
       const V64 next = Steps::finish1(h4);  // step g + 1's hashes
-      if (g + 1 < groups) add_group_offsets_of<kK, true>(next.raw, num_blocks, offsets[~g & 1]);
+      if (g + 1 < groups)
+        add_group_offsets_of<kK, kFromTable>(next.raw, num_blocks, offsets[~g & 1]);
       advance_string16_stages<kXxh>(start, h4, h3, h2, b2, a1, b1, a0, b0);
       const String16Halves x = load(g + 6);
       a0 = Steps::mix0(x.first);
       b0 = Steps::mix0(x.second);
-      add_step(words, offsets[g & 1]);
+      add_step<kK, kFromTable>(words, offsets[g & 1]);
     }
   }
   const std::size_t done = groups * kAddGroup;
   for (std::size_t i = done; i < count; ++i) {
     scratch[i - done] = layout::hash_bytes(spec, p + 16 * i, 16);
   }
-  add_loop<false, BloomLayout::Cacheline512, kK, true>(f, scratch, count - done, {});
+  add_loop<false, BloomLayout::Cacheline512, kK, kFromTable>(f, scratch, count - done, {});
 }
 
 using AddHashingLoop = void (*)(const detail::BloomRef&, const std::uint64_t*, std::size_t,
@@ -155,26 +161,26 @@ using AddHashingLoop = void (*)(const detail::BloomRef&, const std::uint64_t*, s
 using AddHashingStr16Loop = void (*)(const detail::BloomRef&, const std::uint8_t*, std::size_t,
                                      HashSpec, std::uint64_t*);
 
-template <class Hash, std::uint32_t... kKs>
+template <class Hash, bool kFromTable, std::uint32_t... kKs>
 constexpr std::array<AddHashingLoop, sizeof...(kKs)> add_hashing_loops(
     std::integer_sequence<std::uint32_t, kKs...>) {
-  return {&add_hashing<Hash, kKs + 1>...};
+  return {&add_hashing<Hash, kKs + 1, kFromTable>...};
 }
 
-template <bool kXxh, std::uint32_t... kKs>
+template <bool kXxh, bool kFromTable, std::uint32_t... kKs>
 constexpr std::array<AddHashingStr16Loop, sizeof...(kKs)> add_hashing_str16_loops(
     std::integer_sequence<std::uint32_t, kKs...>) {
-  return {&add_hashing_str16<kXxh, kKs + 1>...};
+  return {&add_hashing_str16<kXxh, kKs + 1, kFromTable>...};
 }
 
 // A chunk of strings: all 16 bytes long in one loop, others hashed
 // (hash_keys), then added.
-template <class Offset>
+template <class Offset, bool kFromTable>
 void add_strings(const detail::BloomRef& f, const detail::KeyBatch& keys, std::size_t begin,
                  std::size_t count, HashSpec spec, std::uint64_t* scratch) {
   using Ks = std::make_integer_sequence<std::uint32_t, layout::kMaxCachelineK>;
-  static constexpr auto kXxhLoops = add_hashing_str16_loops<true>(Ks());
-  static constexpr auto kMurmurLoops = add_hashing_str16_loops<false>(Ks());
+  static constexpr auto kXxhLoops = add_hashing_str16_loops<true, kFromTable>(Ks());
+  static constexpr auto kMurmurLoops = add_hashing_str16_loops<false, kFromTable>(Ks());
   const auto* offsets = static_cast<const Offset*>(keys.keys) + begin;
   if (count >= kAddGroup && window_width(keys, offsets, count) == 16) {
     const std::uint8_t* p = keys.data + offsets[0];
@@ -189,18 +195,30 @@ bool bloom_add_keys(const detail::BloomRef& f, const detail::KeyBatch& keys, std
                     std::size_t count, HashSpec spec, std::uint64_t* scratch) {
   const bool strings =
       keys.kind == detail::KeyKind::Offsets32 || keys.kind == detail::KeyKind::Offsets64;
-  if ((keys.kind != detail::KeyKind::U64 && !strings) || !masks_from_table(f)) return false;
+  // Every cacheline512 filter in the cache takes these loops, its masks from
+  // kCachelineBit or from shifts as masks_from_table (the CPU's vendor) says:
+  // with either, hashing and adding in one loop was measured alike or faster.
+  const bool in_cache = f.layout == BloomLayout::Cacheline512 && prefetch_distance(f) == 0;
+  if ((keys.kind != detail::KeyKind::U64 && !strings) || !in_cache) return false;
+  const bool table = masks_from_table(f);
   using Ks = std::make_integer_sequence<std::uint32_t, layout::kMaxCachelineK>;
-  static constexpr auto kXxhLoops = add_hashing_loops<Xxh64U64>(Ks());
-  static constexpr auto kMurmurLoops = add_hashing_loops<Murmur64AU64>(Ks());
+  static constexpr auto kXxhTableLoops = add_hashing_loops<Xxh64U64, true>(Ks());
+  static constexpr auto kMurmurTableLoops = add_hashing_loops<Murmur64AU64, true>(Ks());
+  static constexpr auto kXxhShiftLoops = add_hashing_loops<Xxh64U64, false>(Ks());
+  static constexpr auto kMurmurShiftLoops = add_hashing_loops<Murmur64AU64, false>(Ks());
   if (count == 0) return true;
   if (keys.kind == detail::KeyKind::Offsets32) {
-    add_strings<std::int32_t>(f, keys, begin, count, spec, scratch);
+    table ? add_strings<std::int32_t, true>(f, keys, begin, count, spec, scratch)
+          : add_strings<std::int32_t, false>(f, keys, begin, count, spec, scratch);
   } else if (keys.kind == detail::KeyKind::Offsets64) {
-    add_strings<std::int64_t>(f, keys, begin, count, spec, scratch);
+    table ? add_strings<std::int64_t, true>(f, keys, begin, count, spec, scratch)
+          : add_strings<std::int64_t, false>(f, keys, begin, count, spec, scratch);
   } else {
     const auto* k = static_cast<const std::uint64_t*>(keys.keys) + begin;
-    (spec.kind == HashKind::Xxh64 ? kXxhLoops : kMurmurLoops)[f.k - 1](f, k, count, spec, scratch);
+    const bool xxh = spec.kind == HashKind::Xxh64;
+    const auto& loops = table ? (xxh ? kXxhTableLoops : kMurmurTableLoops)
+                              : (xxh ? kXxhShiftLoops : kMurmurShiftLoops);
+    loops[f.k - 1](f, k, count, spec, scratch);
   }
   return true;
 }
