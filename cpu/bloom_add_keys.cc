@@ -191,6 +191,23 @@ void add_strings(const detail::BloomRef& f, const detail::KeyBatch& keys, std::s
   bloom_add(f, scratch, count, {});
 }
 
+// A call's keys, the masks from kCachelineBit (kFromTable) or from shifts.
+template <bool kFromTable>
+void add_keys(const detail::BloomRef& f, const detail::KeyBatch& keys, std::size_t begin,
+              std::size_t count, HashSpec spec, std::uint64_t* scratch) {
+  using Ks = std::make_integer_sequence<std::uint32_t, layout::kMaxCachelineK>;
+  static constexpr auto kXxhLoops = add_hashing_loops<Xxh64U64, kFromTable>(Ks());
+  static constexpr auto kMurmurLoops = add_hashing_loops<Murmur64AU64, kFromTable>(Ks());
+  if (keys.kind == detail::KeyKind::Offsets32) {
+    add_strings<std::int32_t, kFromTable>(f, keys, begin, count, spec, scratch);
+  } else if (keys.kind == detail::KeyKind::Offsets64) {
+    add_strings<std::int64_t, kFromTable>(f, keys, begin, count, spec, scratch);
+  } else {
+    const auto* k = static_cast<const std::uint64_t*>(keys.keys) + begin;
+    (spec.kind == HashKind::Xxh64 ? kXxhLoops : kMurmurLoops)[f.k - 1](f, k, count, spec, scratch);
+  }
+}
+
 bool bloom_add_keys(const detail::BloomRef& f, const detail::KeyBatch& keys, std::size_t begin,
                     std::size_t count, HashSpec spec, std::uint64_t* scratch) {
   const bool strings =
@@ -200,25 +217,11 @@ bool bloom_add_keys(const detail::BloomRef& f, const detail::KeyBatch& keys, std
   // with either, hashing and adding in one loop was measured alike or faster.
   const bool in_cache = f.layout == BloomLayout::Cacheline512 && prefetch_distance(f) == 0;
   if ((keys.kind != detail::KeyKind::U64 && !strings) || !in_cache) return false;
-  const bool table = masks_from_table(f);
-  using Ks = std::make_integer_sequence<std::uint32_t, layout::kMaxCachelineK>;
-  static constexpr auto kXxhTableLoops = add_hashing_loops<Xxh64U64, true>(Ks());
-  static constexpr auto kMurmurTableLoops = add_hashing_loops<Murmur64AU64, true>(Ks());
-  static constexpr auto kXxhShiftLoops = add_hashing_loops<Xxh64U64, false>(Ks());
-  static constexpr auto kMurmurShiftLoops = add_hashing_loops<Murmur64AU64, false>(Ks());
   if (count == 0) return true;
-  if (keys.kind == detail::KeyKind::Offsets32) {
-    table ? add_strings<std::int32_t, true>(f, keys, begin, count, spec, scratch)
-          : add_strings<std::int32_t, false>(f, keys, begin, count, spec, scratch);
-  } else if (keys.kind == detail::KeyKind::Offsets64) {
-    table ? add_strings<std::int64_t, true>(f, keys, begin, count, spec, scratch)
-          : add_strings<std::int64_t, false>(f, keys, begin, count, spec, scratch);
+  if (masks_from_table(f)) {
+    add_keys<true>(f, keys, begin, count, spec, scratch);
   } else {
-    const auto* k = static_cast<const std::uint64_t*>(keys.keys) + begin;
-    const bool xxh = spec.kind == HashKind::Xxh64;
-    const auto& loops = table ? (xxh ? kXxhTableLoops : kMurmurTableLoops)
-                              : (xxh ? kXxhShiftLoops : kMurmurShiftLoops);
-    loops[f.k - 1](f, k, count, spec, scratch);
+    add_keys<false>(f, keys, begin, count, spec, scratch);
   }
   return true;
 }
