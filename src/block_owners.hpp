@@ -192,13 +192,17 @@ inline std::size_t exchange_held_capacity(unsigned workers, std::size_t share) {
 // around.ahead), at most max_ahead (<= kBloomPrefetchKeysAhead) of them, are
 // the first the worker inserts next, whose blocks the kernel may prefetch,
 // and hashes[0, around.primed) those the worker's insertion before carried
-// ahead. ring_capacity and held_capacity (powers of two; 0:
-// exchange_ring_capacity, exchange_held_capacity) are for tests.
+// ahead. A chunk's keys are hashed `piece` (<= kHashChunk) at a time, and
+// before each piece a share of the last full inbox is inserted. ring_capacity
+// and held_capacity (powers of two; 0: exchange_ring_capacity,
+// exchange_held_capacity) are for tests.
 template <class Apply>
 void for_each_exchanged_hash_chunk(const CpuKernels& kernels, const KeyBatch& keys, HashSpec spec, unsigned workers,
                                    std::uint64_t num_blocks, Apply&& apply, std::size_t max_ahead = 0,
-                                   std::size_t ring_capacity = 0, std::size_t held_capacity = 0) {
+                                   std::size_t piece = kHashChunk, std::size_t ring_capacity = 0,
+                                   std::size_t held_capacity = 0) {
   max_ahead = std::min(max_ahead, kBloomPrefetchKeysAhead);
+  piece = std::clamp<std::size_t>(piece, 1, kHashChunk);
   workers = static_cast<unsigned>(std::min<std::uint64_t>({workers, num_blocks, kMaxExchangeWorkers}));
   workers = std::max(workers, 1u);
   if (ring_capacity == 0) ring_capacity = exchange_ring_capacity(workers);
@@ -236,14 +240,38 @@ void for_each_exchanged_hash_chunk(const CpuKernels& kernels, const KeyBatch& ke
     // GiB, u64, two workers, medians of 21 alternated calls of 2^20 keys,
     // four runs: 12.7-13.2 against 12.9-13.5 TSC cycles per key; min
     // 11.4-12.2 against 11.5-12.5).
-    alignas(64) std::uint64_t inbox[2 * kHashChunk + kBloomPrefetchKeysAhead];
+    //
+    // A full inbox becomes the ready one, inserted a share at a time between
+    // the pieces of the next chunk's hashing (insert_ready), so that each
+    // piece is hashed with the blocks of the hashes ahead of a share in
+    // flight, as for_each_hash_chunk's short chunks are for one thread, while
+    // the hashes still go between the workers a whole chunk at a time (256-key
+    // chunks through the rings lost: PERF-NOTES.md). u64 keys in 256-key
+    // pieces against one piece of 1024, Zen 5 guest, two threads, medians of
+    // 5-8 alternated rounds, three runs: 32 MiB 1.056 / 1.025 / 1.034, 1 GiB
+    // 0.991 / 0.961 / 1.020 (the ideal's rows, code alike, 0.974 and 1.007);
+    // strings keep one piece (in 256: 0.916 at 32 MiB, 0.961 at 1 GiB).
+    // (docs/PERF-NOTES.md, "Block owners: hashing in pieces between the insertions")
+    alignas(64) std::uint64_t boxes[2][2 * kHashChunk + kBloomPrefetchKeysAhead];
+    std::uint64_t* inbox = boxes[0];
+    std::uint64_t* ready = boxes[1];
     std::size_t waiting = 0;
-    std::size_t primed = 0;  // the inbox's first hashes, carried ahead by the insertion before
+    std::size_t ready_n = 0;     // ready[0, ready_n) to insert, ready[ready_n, + max_ahead) the inbox's first
+    std::size_t ready_done = 0;  // ready[0, ready_done) inserted
+    std::size_t primed = 0;      // hashes the last insertion carried ahead
+    const auto insert_ready = [&](std::size_t upto) {
+      if (upto <= ready_done) return;
+      apply(ready + ready_done, upto - ready_done, BloomLookahead{primed, max_ahead});
+      primed = max_ahead;
+      ready_done = upto;
+    };
     const auto insert_if_full = [&] {
       if (waiting >= kHashChunk + max_ahead) {
-        apply(inbox, waiting - max_ahead, BloomLookahead{primed, max_ahead});
-        primed = max_ahead;
-        std::copy_n(inbox + waiting - max_ahead, max_ahead, inbox);
+        insert_ready(ready_n);
+        std::swap(inbox, ready);
+        ready_n = waiting - max_ahead;
+        ready_done = 0;
+        std::copy_n(ready + ready_n, max_ahead, inbox);
         waiting = max_ahead;
       }
     };
@@ -253,7 +281,7 @@ void for_each_exchanged_hash_chunk(const CpuKernels& kernels, const KeyBatch& ke
       for (unsigned from = 0; from < workers; ++from) {
         if (from == w) continue;
         HashRing& in = *rings[w * workers + from];
-        for (std::size_t n; (n = in.pop(inbox + waiting, std::size(inbox) - waiting)) != 0;) {
+        for (std::size_t n; (n = in.pop(inbox + waiting, std::size(boxes[0]) - waiting)) != 0;) {
           got += n;
           waiting += n;
           insert_if_full();
@@ -270,7 +298,17 @@ void for_each_exchanged_hash_chunk(const CpuKernels& kernels, const KeyBatch& ke
     const std::size_t hi = std::min(keys.n, lo + per);
     for (std::size_t s = lo; s < hi; s += kHashChunk) {
       const std::size_t c = std::min(kHashChunk, hi - s);
-      const std::uint64_t* h = chunk_hashes(kernels, keys, s, c, spec, buf);
+      const std::uint64_t* h = buf;
+      if (keys.kind == KeyKind::Prehashed) {
+        insert_ready(ready_n);
+        h = static_cast<const std::uint64_t*>(keys.keys) + s;
+      } else {
+        for (std::size_t at = 0; at < c; at += piece) {
+          const std::size_t n = std::min(piece, c - at);
+          insert_ready(ready_done + (ready_n - ready_done) * n / (c - at));  // all that is left at the last
+          kernels.hash(keys, s + at, n, spec, buf + at);
+        }
+      }
       std::uint64_t* const own = inbox + waiting;
       if (workers == 2) {
         // Worker 1's hashes are those from h >> 32 = split on. The counting
@@ -345,6 +383,7 @@ void for_each_exchanged_hash_chunk(const CpuKernels& kernels, const KeyBatch& ke
         if (!wait.spin()) std::this_thread::yield();
       }
     }
+    insert_ready(ready_n);
     if (waiting != 0) apply(inbox, waiting, BloomLookahead{primed, 0});
     // Every other worker has closed its ring to w (read with acquire above): what it held for w is final.
     for (unsigned from = 0; from < workers; ++from) {

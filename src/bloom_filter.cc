@@ -156,7 +156,7 @@ void BloomFilter::add(const Keys& keys, Backend backend) {
         [&](const std::uint64_t* h, std::size_t n, detail::BloomLookahead around) {
           c.kernels->bloom_add(f, h, n, around);
         },
-        chunks.ahead);
+        chunks.ahead, chunks.keys);
   } else {
     // Worker 0 fills the filter; each extra worker (cache-sized filters only)
     // a private copy, zeroed at its first chunk and ORed in at the end:

@@ -125,11 +125,24 @@ TEST(HashRing, CarriesEveryHashBetweenTwoThreads) {
 // more workers on two cores also run the oversubscribed (yielding) waits.
 // The scalar kernels throughout; each target with its own partition_hashes
 // (which two workers sort with) with the default rings and the most hashes ahead.
+// Pre-hashed keys, and u64 keys hashed in pieces shorter than the hashes
+// ahead (the insertions between the pieces keep the same contract).
 TEST(ExchangedHashChunks, EachHashIsInsertedOnceByItsBlocksOwner) {
-  std::vector<std::uint64_t> hashes(100003);
+  std::vector<std::uint64_t> values(100003);
   std::mt19937_64 rng(20261201);
-  for (auto& h : hashes) h = rng();
-  const Keys keys{Prehashed{hashes}};
+  for (auto& v : values) v = rng();
+  const Keys prehashed{Prehashed{values}};
+  const Keys u64_keys{std::span<const std::uint64_t>(values)};
+  std::vector<std::uint64_t> u64_hashes(values.size());
+  scalar_kernels().hash(u64_keys.batch(), 0, values.size(), HashSpec{}, u64_hashes.data());
+  struct Input {
+    const char* what;
+    const Keys* keys;
+    const std::vector<std::uint64_t>* hashes;
+    std::size_t piece;
+  };
+  const Input inputs[] = {{"prehashed", &prehashed, &values, kHashChunk},
+                          {"u64 pieces 100", &u64_keys, &u64_hashes, 100}};
   std::vector<std::pair<const char*, const CpuKernels*>> kernels = {{"scalar", &scalar_kernels()}};
   const SimdTarget* targets = nullptr;
   for (std::size_t i = 0, n = compiled_simd_targets(&targets); i < n; ++i) {
@@ -150,65 +163,69 @@ TEST(ExchangedHashChunks, EachHashIsInsertedOnceByItsBlocksOwner) {
         }
       }
     }
-    for (std::uint64_t nb : {std::uint64_t{40001}, std::uint64_t{3}}) {
-      for (unsigned workers : {2u, 3u, 5u}) {
-        const unsigned used = static_cast<unsigned>(std::min<std::uint64_t>(workers, nb));
-        for (const Exchange& x : exchanges) {
-          const std::string what = std::string(name) + " nb " + std::to_string(nb) + " workers " +
-                                   std::to_string(workers) + " capacity " + std::to_string(x.capacity) + " held " +
-                                   std::to_string(x.held) + " ahead " + std::to_string(x.max_ahead);
-          std::mutex mutex;
-          std::map<std::thread::id, std::vector<std::uint64_t>> inserted;
-          // Per thread, the hashes its last insertion carried ahead, to be the first it inserts next.
-          std::map<std::thread::id, std::vector<std::uint64_t>> promised;
-          std::map<std::thread::id, std::size_t> full_aheads;  // insertions that carried max_ahead
-          bool ahead_ok = true;
-          std::string first_error;
-          for_each_exchanged_hash_chunk(
-              *kernel, keys.batch(), HashSpec{}, workers, nb,
-              [&](const std::uint64_t* h, std::size_t n, BloomLookahead around) {
-                std::lock_guard lock(mutex);
-                const std::thread::id me = std::this_thread::get_id();
-                auto& owed = promised[me];
-                const std::size_t ahead = around.ahead;
-                const bool kept = owed.size() <= n && std::equal(owed.begin(), owed.end(), h);
-                if ((!kept || around.primed != owed.size() || (ahead != 0 && ahead != x.max_ahead)) && ahead_ok) {
-                  ahead_ok = false;
-                  first_error = !kept ? "did not start with the " + std::to_string(owed.size()) + " carried ahead"
-                                : around.primed != owed.size()
-                                    ? "said " + std::to_string(around.primed) + " primed after " +
-                                          std::to_string(owed.size()) + " carried ahead"
-                                    : "carried " + std::to_string(ahead) + " ahead";
-                }
-                if (ahead == x.max_ahead && ahead != 0) ++full_aheads[me];
-                owed.assign(h + n, h + n + ahead);
-                inserted[me].insert(inserted[me].end(), h, h + n);
-              },
-              x.max_ahead, x.capacity, x.held);
-          ASSERT_TRUE(ahead_ok) << first_error << "; " << what;
-          for (const auto& [thread, owed] : promised) {
-            ASSERT_TRUE(owed.empty()) << "the last insertion carried hashes ahead; " << what;
-          }
-          ASSERT_EQ(inserted.size(), used) << what;
-          if (x.max_ahead != 0) {
-            for (const auto& [thread, mine] : inserted) {
-              EXPECT_GT(full_aheads[thread], 0u)
-                  << "a thread inserted " << mine.size() << " hashes, none with " << x.max_ahead << " ahead; " << what;
+    for (const Input& input : inputs) {
+      const std::vector<std::uint64_t>& hashes = *input.hashes;
+      for (std::uint64_t nb : {std::uint64_t{40001}, std::uint64_t{3}}) {
+        for (unsigned workers : {2u, 3u, 5u}) {
+          const unsigned used = static_cast<unsigned>(std::min<std::uint64_t>(workers, nb));
+          for (const Exchange& x : exchanges) {
+            const std::string what = std::string(name) + " " + input.what + " nb " + std::to_string(nb) + " workers " +
+                                     std::to_string(workers) + " capacity " + std::to_string(x.capacity) + " held " +
+                                     std::to_string(x.held) + " ahead " + std::to_string(x.max_ahead);
+            std::mutex mutex;
+            std::map<std::thread::id, std::vector<std::uint64_t>> inserted;
+            // Per thread, the hashes its last insertion carried ahead, to be the first it inserts next.
+            std::map<std::thread::id, std::vector<std::uint64_t>> promised;
+            std::map<std::thread::id, std::size_t> full_aheads;  // insertions that carried max_ahead
+            bool ahead_ok = true;
+            std::string first_error;
+            for_each_exchanged_hash_chunk(
+                *kernel, input.keys->batch(), HashSpec{}, workers, nb,
+                [&](const std::uint64_t* h, std::size_t n, BloomLookahead around) {
+                  std::lock_guard lock(mutex);
+                  const std::thread::id me = std::this_thread::get_id();
+                  auto& owed = promised[me];
+                  const std::size_t ahead = around.ahead;
+                  // primed may exceed n (pieces shorter than the hashes ahead): h[0, n + ahead) are there to compare.
+                  const bool kept = owed.size() <= n + ahead && std::equal(owed.begin(), owed.end(), h);
+                  if ((!kept || around.primed != owed.size() || (ahead != 0 && ahead != x.max_ahead)) && ahead_ok) {
+                    ahead_ok = false;
+                    first_error = !kept ? "did not start with the " + std::to_string(owed.size()) + " carried ahead"
+                                  : around.primed != owed.size()
+                                      ? "said " + std::to_string(around.primed) + " primed after " +
+                                            std::to_string(owed.size()) + " carried ahead"
+                                      : "carried " + std::to_string(ahead) + " ahead";
+                  }
+                  if (ahead == x.max_ahead && ahead != 0) ++full_aheads[me];
+                  owed.assign(h + n, h + n + ahead);
+                  inserted[me].insert(inserted[me].end(), h, h + n);
+                },
+                x.max_ahead, input.piece, x.capacity, x.held);
+            ASSERT_TRUE(ahead_ok) << first_error << "; " << what;
+            for (const auto& [thread, owed] : promised) {
+              ASSERT_TRUE(owed.empty()) << "the last insertion carried hashes ahead; " << what;
             }
+            ASSERT_EQ(inserted.size(), used) << what;
+            if (x.max_ahead != 0) {
+              for (const auto& [thread, mine] : inserted) {
+                EXPECT_GT(full_aheads[thread], 0u) << "a thread inserted " << mine.size() << " hashes, none with "
+                                                   << x.max_ahead << " ahead; " << what;
+              }
+            }
+            std::vector<std::uint64_t> all;
+            std::vector<bool> owner_seen(used, false);
+            for (const auto& [thread, mine] : inserted) {
+              const std::uint64_t owner = layout::block_index(mine.front(), nb) * used / nb;
+              EXPECT_FALSE(owner_seen[owner]) << "two threads inserted worker " << owner << "'s hashes; " << what;
+              owner_seen[owner] = true;
+              for (std::uint64_t h : mine) ASSERT_EQ(layout::block_index(h, nb) * used / nb, owner) << what;
+              all.insert(all.end(), mine.begin(), mine.end());
+            }
+            std::sort(all.begin(), all.end());
+            std::vector<std::uint64_t> want = hashes;
+            std::sort(want.begin(), want.end());
+            EXPECT_EQ(all, want) << what;
           }
-          std::vector<std::uint64_t> all;
-          std::vector<bool> owner_seen(used, false);
-          for (const auto& [thread, mine] : inserted) {
-            const std::uint64_t owner = layout::block_index(mine.front(), nb) * used / nb;
-            EXPECT_FALSE(owner_seen[owner]) << "two threads inserted worker " << owner << "'s hashes; " << what;
-            owner_seen[owner] = true;
-            for (std::uint64_t h : mine) ASSERT_EQ(layout::block_index(h, nb) * used / nb, owner) << what;
-            all.insert(all.end(), mine.begin(), mine.end());
-          }
-          std::sort(all.begin(), all.end());
-          std::vector<std::uint64_t> want = hashes;
-          std::sort(want.begin(), want.end());
-          EXPECT_EQ(all, want) << what;
         }
       }
     }
