@@ -28,6 +28,27 @@
 HWY_BEFORE_NAMESPACE();
 namespace probkit::cpu::HWY_NAMESPACE {
 
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX2
+// hashes[i, n), the last that fill no vector, appended to below[nbelow, ...)
+// and above[nabove, ...) branch-free as in the reference (scalar.cc); returns
+// the new count above.
+HWY_INLINE std::size_t partition_rest(const std::uint64_t* HWY_RESTRICT hashes, std::size_t i,
+                                      std::size_t n, std::uint64_t split,
+                                      std::uint64_t* HWY_RESTRICT below,
+                                      std::uint64_t* HWY_RESTRICT above, std::size_t nbelow,
+                                      std::size_t nabove) {
+  for (; i < n; ++i) {
+    const std::uint64_t h = hashes[i];
+    const bool up = (h >> 32) >= split;
+    below[nbelow] = h;
+    above[nabove] = h;
+    nbelow += up ? 0 : 1;
+    nabove += up ? 1 : 0;
+  }
+  return nabove;
+}
+#endif
+
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
 
 HWY_INLINE std::size_t partition_hashes(const std::uint64_t* HWY_RESTRICT hashes, std::size_t n,
@@ -44,16 +65,7 @@ HWY_INLINE std::size_t partition_hashes(const std::uint64_t* HWY_RESTRICT hashes
     nbelow = append_lanes(is_below, h, below, nbelow);
     nabove = append_lanes(static_cast<__mmask8>(~is_below), h, above, nabove);
   }
-  // The last n % 8, branch-free as in the reference (scalar.cc).
-  for (; i < n; ++i) {
-    const std::uint64_t h = hashes[i];
-    const bool up = (h >> 32) >= split;
-    below[nbelow] = h;
-    above[nabove] = h;
-    nbelow += up ? 0 : 1;
-    nabove += up ? 1 : 0;
-  }
-  return nabove;
+  return partition_rest(hashes, i, n, split, below, above, nbelow, nabove);
 }
 inline constexpr auto kPartitionHashes = &partition_hashes;
 
@@ -86,6 +98,7 @@ HWY_INLINE std::size_t partition_hashes(const std::uint64_t* HWY_RESTRICT hashes
   const __m256i vsplit = _mm256_set1_epi64x(static_cast<long long>(split));
   std::size_t nbelow = 0, nabove = 0;
   std::size_t i = 0;
+  // As on AVX-512: each side's store ends by i + 4 <= n.
   for (; i + 4 <= n; i += 4) {
     const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(hashes + i));
     const __m256i is_below = _mm256_cmpgt_epi64(vsplit, _mm256_srli_epi64(h, 32));
@@ -100,15 +113,7 @@ HWY_INLINE std::size_t partition_hashes(const std::uint64_t* HWY_RESTRICT hashes
     nbelow += b;
     nabove += 4 - b;
   }
-  for (; i < n; ++i) {
-    const std::uint64_t h = hashes[i];
-    const bool up = (h >> 32) >= split;
-    below[nbelow] = h;
-    above[nabove] = h;
-    nbelow += up ? 0 : 1;
-    nabove += up ? 1 : 0;
-  }
-  return nabove;
+  return partition_rest(hashes, i, n, split, below, above, nbelow, nabove);
 }
 inline constexpr auto kPartitionHashes = &partition_hashes;
 
