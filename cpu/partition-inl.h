@@ -3,12 +3,13 @@
 // append_lanes (hash-inl.h), the register form of vpcompressq; on AVX2 by
 // vpermd with indices from a table of the 16 masks of four lanes. Zen 5
 // guest, 1024 hashes in L1, medians of 2000 calls: AVX-512 0.69 TSC cycles
-// per hash against the scalar reference's 1.57; later, AVX2 0.61 and AVX-512
-// 0.30 against the reference's 1.22. Two workers adding u64 keys into 1 GiB,
-// AVX2 pinned: 304.1 -> 315.0 M keys/s (medians of 8 alternated rounds; the
-// ideal's row, code alike, 1.009). Highway 1.0.3's own Compress (see
-// append_lanes) took 13 cycles per hash on AVX3_DL and 17-21 on AVX2 (the
-// hashing of the same chunk subtracted), against 1.3-2.1 for the reference.
+// per hash against the scalar reference's 1.57; measured again with the AVX2
+// form, in another program: AVX2 0.61, AVX-512 0.30, the reference 1.22. Two
+// workers adding u64 keys into 1 GiB, AVX2 pinned: 304.1 -> 315.0 M keys/s
+// (medians of 8 alternated rounds; the ideal's row, code alike, 1.009).
+// Highway 1.0.3's own Compress (see append_lanes) took 13 cycles per hash on
+// AVX3_DL and 17-21 on AVX2 (the hashing of the same chunk subtracted),
+// against 1.3-2.1 for the reference.
 // Other targets (SSE4, NEON, SVE: never measured) keep the reference.
 
 #if defined(PROBKIT_CPU_PARTITION_INL_H_) == defined(HWY_TARGET_TOGGLE)
