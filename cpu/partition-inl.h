@@ -29,46 +29,26 @@
 HWY_BEFORE_NAMESPACE();
 namespace probkit::cpu::HWY_NAMESPACE {
 
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX2
-// hashes[i, n), the last that fill no vector, appended to below[nbelow, ...)
-// and above[nabove, ...) branch-free as in the reference (scalar.cc); returns
-// the new count above.
-HWY_INLINE std::size_t partition_rest(const std::uint64_t* HWY_RESTRICT hashes, std::size_t i,
-                                      std::size_t n, std::uint64_t split,
-                                      std::uint64_t* HWY_RESTRICT below,
-                                      std::uint64_t* HWY_RESTRICT above, std::size_t nbelow,
-                                      std::size_t nabove) {
-  for (; i < n; ++i) {
-    const std::uint64_t h = hashes[i];
-    const bool up = (h >> 32) >= split;
-    below[nbelow] = h;
-    above[nabove] = h;
-    nbelow += up ? 0 : 1;
-    nabove += up ? 1 : 0;
-  }
-  return nabove;
-}
-#endif
-
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
 
-HWY_INLINE std::size_t partition_hashes(const std::uint64_t* HWY_RESTRICT hashes, std::size_t n,
-                                        std::uint64_t split, std::uint64_t* HWY_RESTRICT below,
-                                        std::uint64_t* HWY_RESTRICT above) {
-  const __m512i vsplit = _mm512_set1_epi64(static_cast<long long>(split));
-  std::size_t nbelow = 0, nabove = 0;
-  std::size_t i = 0;
-  // Each side's append starts at or before lane i, so its store ends by i + 8
-  // <= n: within the room the contract gives.
-  for (; i + 8 <= n; i += 8) {
-    const __m512i h = _mm512_loadu_si512(hashes + i);
-    const __mmask8 is_below = _mm512_cmplt_epu64_mask(_mm512_srli_epi64(h, 32), vsplit);
+// One vector of hashes to both sides: vpcompressq into registers.
+class VectorSplit {
+ public:
+  static constexpr std::size_t kLanes = 8;
+  explicit VectorSplit(std::uint64_t split)
+      : split_(_mm512_set1_epi64(static_cast<long long>(split))) {}
+  HWY_INLINE void append(const std::uint64_t* hashes, std::uint64_t* HWY_RESTRICT below,
+                         std::uint64_t* HWY_RESTRICT above, std::size_t& nbelow,
+                         std::size_t& nabove) const {
+    const __m512i h = _mm512_loadu_si512(hashes);
+    const __mmask8 is_below = _mm512_cmplt_epu64_mask(_mm512_srli_epi64(h, 32), split_);
     nbelow = append_lanes(is_below, h, below, nbelow);
     nabove = append_lanes(static_cast<__mmask8>(~is_below), h, above, nabove);
   }
-  return partition_rest(hashes, i, n, split, below, above, nbelow, nabove);
-}
-inline constexpr auto kPartitionHashes = &partition_hashes;
+
+ private:
+  __m512i split_;
+};
 
 #elif HWY_TARGET == HWY_AVX2
 
@@ -92,17 +72,19 @@ inline constexpr PartitionTable kPartitionTable = [] {
   return t;
 }();
 
-HWY_INLINE std::size_t partition_hashes(const std::uint64_t* HWY_RESTRICT hashes, std::size_t n,
-                                        std::uint64_t split, std::uint64_t* HWY_RESTRICT below,
-                                        std::uint64_t* HWY_RESTRICT above) {
+// One vector of hashes to both sides: vpermd with the mask's indices, each
+// side stored whole.
+class VectorSplit {
+ public:
+  static constexpr std::size_t kLanes = 4;
   // h >> 32 and split (<= 2^32) are non-negative as signed 64-bit lanes.
-  const __m256i vsplit = _mm256_set1_epi64x(static_cast<long long>(split));
-  std::size_t nbelow = 0, nabove = 0;
-  std::size_t i = 0;
-  // As on AVX-512: each side's store ends by i + 4 <= n.
-  for (; i + 4 <= n; i += 4) {
-    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(hashes + i));
-    const __m256i is_below = _mm256_cmpgt_epi64(vsplit, _mm256_srli_epi64(h, 32));
+  explicit VectorSplit(std::uint64_t split)
+      : split_(_mm256_set1_epi64x(static_cast<long long>(split))) {}
+  HWY_INLINE void append(const std::uint64_t* hashes, std::uint64_t* HWY_RESTRICT below,
+                         std::uint64_t* HWY_RESTRICT above, std::size_t& nbelow,
+                         std::size_t& nabove) const {
+    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(hashes));
+    const __m256i is_below = _mm256_cmpgt_epi64(split_, _mm256_srli_epi64(h, 32));
     const unsigned m = static_cast<unsigned>(_mm256_movemask_pd(_mm256_castsi256_pd(is_below)));
     const __m256i to_below = _mm256_permutevar8x32_epi32(
         h, _mm256_load_si256(reinterpret_cast<const __m256i*>(kPartitionTable.idx[m])));
@@ -112,9 +94,38 @@ HWY_INLINE std::size_t partition_hashes(const std::uint64_t* HWY_RESTRICT hashes
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(above + nabove), to_above);
     const std::size_t b = static_cast<std::size_t>(__builtin_popcount(m));
     nbelow += b;
-    nabove += 4 - b;
+    nabove += kLanes - b;
   }
-  return partition_rest(hashes, i, n, split, below, above, nbelow, nabove);
+
+ private:
+  __m256i split_;
+};
+
+#endif
+
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX2
+
+HWY_INLINE std::size_t partition_hashes(const std::uint64_t* HWY_RESTRICT hashes, std::size_t n,
+                                        std::uint64_t split, std::uint64_t* HWY_RESTRICT below,
+                                        std::uint64_t* HWY_RESTRICT above) {
+  const VectorSplit vector_split(split);
+  constexpr std::size_t kLanes = VectorSplit::kLanes;
+  std::size_t nbelow = 0, nabove = 0;
+  std::size_t i = 0;
+  // Each side's append starts at or before lane i, so its store ends by
+  // i + kLanes <= n: within the room the contract gives.
+  for (; i + kLanes <= n; i += kLanes)
+    vector_split.append(hashes + i, below, above, nbelow, nabove);
+  // The last n % kLanes, branch-free as in the reference (scalar.cc).
+  for (; i < n; ++i) {
+    const std::uint64_t h = hashes[i];
+    const bool up = (h >> 32) >= split;
+    below[nbelow] = h;
+    above[nabove] = h;
+    nbelow += up ? 0 : 1;
+    nabove += up ? 1 : 0;
+  }
+  return nabove;
 }
 inline constexpr auto kPartitionHashes = &partition_hashes;
 
