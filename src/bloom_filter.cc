@@ -521,7 +521,7 @@ BloomFilter BloomFilter::deserialize_from(const ByteSource& source) {
     throw AllocationError("PKBF: num_blocks = " + std::to_string(h.num_blocks) + " needs " + std::to_string(payload) +
                           " bytes, more than can be allocated");
   }
-  const std::span<std::uint8_t> bits(f.storage_.data(), payload);
+  const std::span<std::uint8_t> bits = f.storage_.bytes();
   const std::size_t bits_read = read_fully(source, bits);
   if (bits_read < payload) throw short_by(bits_read);
   std::uint8_t trailer[9];

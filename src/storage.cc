@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <new>
 #include <string>
 
@@ -26,12 +27,18 @@ void Storage::Free::operator()(std::uint8_t* p) const {
   }
 }
 
-Storage::Storage(std::size_t bytes) : Storage(bytes, Uninitialized{}) {
-  if (bytes != 0) std::memset(ptr_.get(), 0, bytes);
+Storage::Storage(std::uint64_t bytes) : Storage(bytes, Uninitialized{}) {
+  if (size_ != 0) std::memset(ptr_.get(), 0, size_);
 }
 
-Storage::Storage(std::size_t bytes, Uninitialized) {
-  if (bytes == 0) return;
+Storage::Storage(std::uint64_t requested, Uninitialized) {
+  if (requested == 0) return;
+  // Rounded up to the alignment below, a size this close to the top of size_t
+  // would wrap to a small allocation that still claimed `requested` bytes.
+  if (requested > std::numeric_limits<std::size_t>::max() - (kHugePage - 1)) {
+    throw AllocationError("cannot allocate " + std::to_string(requested) + " bytes: more than this platform can address");
+  }
+  const auto bytes = static_cast<std::size_t>(requested);
   const std::size_t align = bytes >= kHugePage ? kHugePage : kAlign;
   const std::size_t rounded = (bytes + align - 1) / align * align;
   void* p = std::aligned_alloc(align, rounded);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bulk.hpp"
+#include "probkit/detail/storage.hpp"
 #include "probkit/probkit.hpp"
 
 namespace probkit {
@@ -126,6 +127,19 @@ TEST(BadInput, CapacityAndBlockCounts) {
   expect_error([] { BloomFilter::for_bytes(31, 8, BloomLayout::ParquetSbbf); }, {"32-byte block"});
   expect_error([] { BloomFilter::for_capacity(std::uint64_t{1} << 50, 1e-9); }, {"2^32-1 blocks"});
   expect_error([] { (void)bloom_model_fpr(BloomLayout::Cacheline512, 0, 6, 10); }, {"num_blocks"});
+}
+
+// A size that rounding up to the allocation's alignment would wrap (on a
+// 32-bit target, a filter's num_blocks * block bytes past 4 GiB) is an
+// AllocationError, not a small buffer that claims the whole size.
+TEST(BadInput, BufferSizesPastWhatThePlatformAddresses) {
+  const std::uint64_t top = std::numeric_limits<std::size_t>::max();
+  for (const std::uint64_t bytes : {top, top - 100, top - (std::uint64_t{2} << 20) + 2}) {
+    EXPECT_THROW(detail::Storage(bytes, detail::Storage::Uninitialized{}), AllocationError) << bytes;
+    EXPECT_THROW(detail::Storage{bytes}, AllocationError) << bytes;
+  }
+  expect_error([&] { detail::Storage(top - 100, detail::Storage::Uninitialized{}); },
+               {std::to_string(top - 100), "more than this platform can address"});
 }
 
 // --- Combining objects of different shapes or hashes

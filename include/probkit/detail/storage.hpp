@@ -14,13 +14,16 @@ namespace probkit::detail {
 class Storage {
  public:
   Storage() = default;
-  // `bytes` zeroed bytes; throws probkit::AllocationError if the allocation fails.
-  explicit Storage(std::size_t bytes);
+  // `bytes` zeroed bytes; throws probkit::AllocationError if the allocation
+  // fails. A 64-bit count, so that a size past what this platform's size_t
+  // holds (a filter's num_blocks * block bytes on a 32-bit target) is refused
+  // here rather than cut short on the way in.
+  explicit Storage(std::uint64_t bytes);
   // `bytes` bytes left as they come, for a caller that overwrites them all
   // before any is read: a large allocation then takes memory only as it is
   // written (a stream that ends early never costs the whole size).
   struct Uninitialized {};
-  Storage(std::size_t bytes, Uninitialized);
+  Storage(std::uint64_t bytes, Uninitialized);
   Storage(const Storage& other);
   Storage& operator=(const Storage& other);
   Storage(Storage&& other) noexcept
