@@ -138,6 +138,7 @@ BloomFilter& BloomFilter::operator=(const BloomFilter& other) {
 }
 
 void BloomFilter::add(const Keys& keys, Backend backend) {
+  detail::require_not_moved_from(storage_, "add", "filter");
   if (on_device()) return add(keys, Stream{}, backend);
   detail::cuda::require_host_keys(keys.batch(), "add");
   detail::require_keys_apart(keys.batch(), storage_.data(), storage_.size(), "add", "the filter's own bitset");
@@ -193,6 +194,7 @@ void BloomFilter::add(const Keys& keys, Backend backend) {
 }
 
 void BloomFilter::contains(const Keys& keys, std::span<std::uint8_t> out, Backend backend) const {
+  detail::require_not_moved_from(storage_, "contains", "filter");
   if (on_device()) return contains(keys, out, Stream{}, backend);
   if (out.size() != keys.size()) {
     throw Error("contains: output has " + std::to_string(out.size()) + " entries for " +
@@ -210,6 +212,7 @@ void BloomFilter::contains(const Keys& keys, std::span<std::uint8_t> out, Backen
 }
 
 std::uint64_t BloomFilter::count(const Keys& keys, Backend backend) const {
+  detail::require_not_moved_from(storage_, "count", "filter");
   if (on_device()) return count(keys, Stream{}, backend);
   detail::cuda::require_host_keys(keys.batch(), "count");
   const detail::CpuChoice c = detail::resolve_cpu(backend);
@@ -288,12 +291,14 @@ void BloomFilter::count_async(const Keys& keys, std::uint64_t* result, Stream st
 }
 
 void BloomFilter::to_device(int device) {
+  detail::require_not_moved_from(storage_, "to_device", "filter");
   if (storage_.device() == device) return;
   if (device < 0) throw Error("to_device: device " + std::to_string(device) + " is not a CUDA device id");
   storage_ = storage_.to_device(device);  // built fully before it replaces the bitset
 }
 
 void BloomFilter::to_host() {
+  detail::require_not_moved_from(storage_, "to_host", "filter");
   if (on_device()) storage_ = storage_.to_host();
 }
 
@@ -313,6 +318,8 @@ bool BloomFilter::contains(std::uint64_t key) const {
 }
 
 void BloomFilter::check_same_shape(const BloomFilter& other, const char* op) const {
+  detail::require_not_moved_from(storage_, op, "filter");
+  detail::require_not_moved_from(other.storage_, op, "other filter");
   if (layout_ != other.layout_ || k_ != other.k_ || num_blocks_ != other.num_blocks_) {
     throw Error(std::string(op) + ": filters differ in shape (layout " +
                 std::to_string(static_cast<int>(layout_)) + "/" + std::to_string(static_cast<int>(other.layout_)) +
@@ -363,6 +370,7 @@ void BloomFilter::intersect_with(const BloomFilter& other) {
 }
 
 void BloomFilter::clear() {
+  detail::require_not_moved_from(storage_, "clear", "filter");
   if (on_device()) return storage_.zero();
   std::fill_n(storage_.data(), storage_.size(), std::uint8_t{0});
 }
@@ -372,10 +380,11 @@ bool operator==(const BloomFilter& a, const BloomFilter& b) {
   detail::Storage scratch_a, scratch_b;  // device-resident bits are compared on the host
   const auto x = a.storage_.host_view(scratch_a).bytes();
   const auto y = b.storage_.host_view(scratch_b).bytes();
-  return std::equal(x.begin(), x.end(), y.begin());
+  return std::equal(x.begin(), x.end(), y.begin(), y.end());  // a moved-from side holds no bytes
 }
 
 double BloomFilter::fill_ratio() const {
+  detail::require_not_moved_from(storage_, "fill_ratio", "filter");
   std::uint64_t ones = 0;
   detail::Storage scratch;
   const auto* w = storage_.host_view(scratch).as<std::uint64_t>();
@@ -458,6 +467,7 @@ std::vector<std::uint8_t> BloomFilter::serialize() const {
 }
 
 void BloomFilter::serialize_to(const ByteSink& sink) const {
+  detail::require_not_moved_from(storage_, "serialize", "filter");
   if (!sink) throw Error("serialize_to: the sink is empty");
   const auto header = encode_header({layout_, k_, hash_, num_blocks_});
   detail::Storage scratch;

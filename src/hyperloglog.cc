@@ -105,6 +105,7 @@ HyperLogLog& HyperLogLog::operator=(const HyperLogLog& other) {
 }
 
 void HyperLogLog::add(const Keys& keys, Backend backend) {
+  detail::require_not_moved_from(storage_, "add", "sketch");
   if (on_device()) return add(keys, Stream{}, backend);
   detail::cuda::require_host_keys(keys.batch(), "add");
   detail::require_keys_apart(keys.batch(), storage_.data(), storage_.size(), "add", "the sketch's own registers");
@@ -172,16 +173,19 @@ void HyperLogLog::add_async(const Keys& keys, Stream stream, Backend backend) {
 }
 
 void HyperLogLog::to_device(int device) {
+  detail::require_not_moved_from(storage_, "to_device", "sketch");
   if (storage_.device() == device) return;
   if (device < 0) throw Error("to_device: device " + std::to_string(device) + " is not a CUDA device id");
   storage_ = storage_.to_device(device);  // built fully before it replaces the registers
 }
 
 void HyperLogLog::to_host() {
+  detail::require_not_moved_from(storage_, "to_host", "sketch");
   if (on_device()) storage_ = storage_.to_host();
 }
 
 std::vector<std::uint32_t> HyperLogLog::histogram() const {
+  detail::require_not_moved_from(storage_, "histogram", "sketch");
   std::vector<std::uint32_t> c(66 - p_, 0);
   if (on_device()) {
     detail::cuda::hll_histogram(storage_.data(), p_, c.data(), {device(), nullptr, true});
@@ -194,6 +198,7 @@ std::vector<std::uint32_t> HyperLogLog::histogram() const {
 double HyperLogLog::estimate() const { return hll_estimate_from_histogram(histogram(), p_); }
 
 HyperLogLog HyperLogLog::fold(std::uint32_t p) const {
+  detail::require_not_moved_from(storage_, "fold", "sketch");
   if (p > p_ || p < layout::kHllMinPrecision) {
     throw Error("fold: target precision " + std::to_string(p) + " is outside [4, " + std::to_string(p_) + "]");
   }
@@ -218,6 +223,8 @@ HyperLogLog HyperLogLog::fold(std::uint32_t p) const {
 }
 
 void HyperLogLog::merge(const HyperLogLog& other) {
+  detail::require_not_moved_from(storage_, "merge", "sketch");
+  detail::require_not_moved_from(other.storage_, "merge", "other sketch");
   if (!(hash_ == other.hash_)) {
     throw Error("merge: sketches use different hashes (kind " + std::to_string(static_cast<int>(hash_.kind)) +
                 " seed " + std::to_string(hash_.seed) + " vs kind " +
@@ -260,6 +267,7 @@ void HyperLogLog::merge_resident(const HyperLogLog& other) {
 }
 
 void HyperLogLog::clear() {
+  detail::require_not_moved_from(storage_, "clear", "sketch");
   if (on_device()) return storage_.zero();
   std::fill_n(storage_.data(), storage_.size(), std::uint8_t{0});
 }
@@ -269,10 +277,11 @@ bool operator==(const HyperLogLog& a, const HyperLogLog& b) {
   detail::Storage scratch_a, scratch_b;  // device-resident registers are compared on the host
   const auto x = a.storage_.host_view(scratch_a).bytes();
   const auto y = b.storage_.host_view(scratch_b).bytes();
-  return std::equal(x.begin(), x.end(), y.begin());
+  return std::equal(x.begin(), x.end(), y.begin(), y.end());  // a moved-from side holds no bytes
 }
 
 std::vector<std::uint8_t> HyperLogLog::serialize() const {
+  detail::require_not_moved_from(storage_, "serialize", "sketch");
   detail::ByteWriter w(kHeaderBytes + storage_.size() + 8);
   w.bytes("PKHL", 4);
   w.le<std::uint16_t>(kFormatVersion);

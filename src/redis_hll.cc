@@ -72,6 +72,7 @@ void decode_sparse(const std::uint8_t* p, std::size_t len, std::uint8_t* regs) {
 }  // namespace
 
 std::vector<std::uint8_t> HyperLogLog::to_redis() const {
+  detail::require_not_moved_from(storage_, "to_redis", "sketch");
   if (p_ != kRedisP || !(hash_ == HashSpec::redis())) {
     throw Error("to_redis: only a Redis-mode sketch (p = 14, MurmurHash64A seed 0xadc83b19) is a Redis HLL; "
                 "this one has p = " + std::to_string(p_));

@@ -142,6 +142,62 @@ TEST(BadInput, BufferSizesPastWhatThePlatformAddresses) {
                {std::to_string(top - 100), "more than this platform can address"});
 }
 
+// A moved-from filter or sketch holds no memory: each operation on it but
+// assignment throws, whichever side it is on, and changes nothing on the
+// other side (add and contains read through its null bitset; serialize wrote
+// a header that its own reader refused; == was true one way round and read
+// the null bitset the other).
+TEST(BadInput, MovedFromObjects) {
+  const std::vector<std::uint64_t> keys{1, 2, 3};
+  std::vector<std::uint8_t> out(keys.size());
+  BloomFilter f(10, 6);
+  f.add(keys);
+  const BloomFilter kept = f;
+  BloomFilter g = std::move(f);
+  expect_error([&] { f.add(keys); }, {"add: the filter was moved from"});
+  expect_error([&] { f.contains(keys, out); }, {"contains: the filter was moved from"});
+  expect_error([&] { (void)f.count(keys); }, {"count: the filter was moved from"});
+  expect_error([&] { (void)f.contains(std::uint64_t{1}); }, {"the filter was moved from"});
+  expect_error([&] { g.union_with(f); }, {"union_with: the other filter was moved from"});
+  expect_error([&] { f.intersect_with(g); }, {"intersect_with: the filter was moved from"});
+  expect_error([&] { f.clear(); }, {"clear: the filter was moved from"});
+  expect_error([&] { (void)f.fill_ratio(); }, {"fill_ratio: the filter was moved from"});
+  expect_error([&] { (void)f.estimated_count(); }, {"the filter was moved from"});
+  expect_error([&] { (void)f.serialize(); }, {"serialize: the filter was moved from"});
+  expect_error([&] { f.to_device(0); }, {"to_device: the filter was moved from"});
+  expect_error([&] { f.to_host(); }, {"to_host: the filter was moved from"});
+  EXPECT_FALSE(f == g);
+  EXPECT_FALSE(g == f);
+  EXPECT_TRUE(g == kept);  // the calls that named f left g as it was
+  BloomFilter taken = std::move(g);
+  EXPECT_TRUE(f == g);  // two moved-from filters of one shape
+  f = kept;             // assignment brings a moved-from filter back
+  f.add(keys);
+  EXPECT_TRUE(f == kept);
+
+  HyperLogLog h = HyperLogLog::redis();
+  h.add(keys);
+  const HyperLogLog kept_h = h;
+  HyperLogLog i = std::move(h);
+  expect_error([&] { h.add(keys); }, {"add: the sketch was moved from"});
+  expect_error([&] { (void)h.estimate(); }, {"histogram: the sketch was moved from"});
+  expect_error([&] { (void)h.histogram(); }, {"histogram: the sketch was moved from"});
+  expect_error([&] { (void)h.fold(4); }, {"fold: the sketch was moved from"});
+  expect_error([&] { i.merge(h); }, {"merge: the other sketch was moved from"});
+  expect_error([&] { h.merge(i); }, {"merge: the sketch was moved from"});
+  expect_error([&] { h.clear(); }, {"clear: the sketch was moved from"});
+  expect_error([&] { (void)h.serialize(); }, {"serialize: the sketch was moved from"});
+  expect_error([&] { (void)h.to_redis(); }, {"to_redis: the sketch was moved from"});
+  expect_error([&] { h.to_device(0); }, {"to_device: the sketch was moved from"});
+  expect_error([&] { h.to_host(); }, {"to_host: the sketch was moved from"});
+  EXPECT_FALSE(h == i);
+  EXPECT_FALSE(i == h);
+  EXPECT_TRUE(i == kept_h);
+  h = kept_h;
+  h.add(keys);
+  EXPECT_TRUE(h == kept_h);
+}
+
 // --- Combining objects of different shapes or hashes
 
 TEST(BadInput, UnionAndIntersectionOfDifferentFilters) {

@@ -36,7 +36,9 @@ class BloomFilter {
 
   // Copy assignment is all or nothing: if the copy throws (no memory, a
   // failed device copy), the target keeps its shape and contents. A moved-from
-  // filter holds no memory: it may only be assigned to or destroyed.
+  // filter holds no memory: it may only be assigned to or destroyed. Its other
+  // operations throw Error (operator== finds it equal only to another
+  // moved-from filter of the same shape).
   BloomFilter(const BloomFilter& other);
   BloomFilter& operator=(const BloomFilter& other);
   BloomFilter(BloomFilter&&) noexcept = default;

@@ -25,7 +25,9 @@ class HyperLogLog {
 
   // Copy assignment is all or nothing: if the copy throws (no memory, a
   // failed device copy), the target keeps its shape and contents. A moved-from
-  // sketch holds no memory: it may only be assigned to or destroyed.
+  // sketch holds no memory: it may only be assigned to or destroyed. Its other
+  // operations throw Error (operator== finds it equal only to another
+  // moved-from sketch of the same shape).
   HyperLogLog(const HyperLogLog& other);
   HyperLogLog& operator=(const HyperLogLog& other);
   HyperLogLog(HyperLogLog&&) noexcept = default;

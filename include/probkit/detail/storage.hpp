@@ -69,4 +69,10 @@ class Storage {
   int device_ = -1;
 };
 
+// Throws probkit::Error "<op>: the <object> was moved from ..." where `s`
+// holds no bytes: a filter's bitset or a sketch's registers are never empty
+// but after a move took them, and a moved-from object may only be assigned
+// to or destroyed.
+void require_not_moved_from(const Storage& s, const char* op, const char* object);
+
 }  // namespace probkit::detail
