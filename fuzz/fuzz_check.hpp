@@ -1,15 +1,18 @@
 // Shared by the fuzz targets: an invariant check that stops the run with the
 // failed condition (libFuzzer saves the input that broke it), and the blob
-// reading of the native-format targets. A target catches probkit::Error, the
+// reading of the native-format targets, and what a sketch's estimate must be. A target catches probkit::Error, the
 // expected answer to bad bytes, and nothing else: any other exception escapes
 // and is a finding.
 #pragma once
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <vector>
 
+#include "probkit/hyperloglog.hpp"
 #include "probkit/layout/xxh64.hpp"
 
 #define FUZZ_CHECK(cond)                                                                     \
@@ -36,6 +39,15 @@ inline std::vector<std::uint8_t> blob_from_input(const std::uint8_t* data, std::
     for (int i = 0; i < 8; ++i) blob[body + i] = static_cast<std::uint8_t>(sum >> (8 * i));
   }
   return blob;
+}
+
+// A sketch's estimate is finite and non-negative, but for a saturated sketch
+// (every register at its maximum rank, 65 - p), whose estimate is +infinity
+// (hyperloglog.hpp).
+inline bool estimate_is_sound(const HyperLogLog& h) {
+  const double estimate = h.estimate();
+  const bool saturated = h.histogram().back() == h.num_registers();
+  return saturated ? estimate == std::numeric_limits<double>::infinity() : std::isfinite(estimate) && estimate >= 0.0;
 }
 
 }  // namespace probkit::fuzz

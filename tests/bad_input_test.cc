@@ -531,6 +531,32 @@ TEST(BadInput, SerializedFieldsAreNamed) {
   expect_error([&] { BloomFilter::deserialize(empty); }, {"PKBF", "truncated"});
 }
 
+// Every register at its maximum rank (65 - p) bounds the cardinality from
+// below only: the estimate is +infinity (hyperloglog.hpp), also after a fold
+// (the registers of index < 2^4 stay at the top) and through Redis's format;
+// one register short of it, the estimate is finite.
+TEST(BadInput, SaturatedSketchEstimatesInfinity) {
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const std::uint32_t p : {4u, 14u, 18u}) {
+    SCOPED_TRACE(p);
+    const std::size_t m = std::size_t{1} << p;
+    std::vector<std::uint8_t> b = (p == 14 ? HyperLogLog::redis() : HyperLogLog(p)).serialize();
+    std::fill_n(b.begin() + 16, m, static_cast<std::uint8_t>(65 - p));
+    reseal(b);
+    const HyperLogLog full = HyperLogLog::deserialize(b);
+    EXPECT_EQ(full.estimate(), inf);
+    EXPECT_EQ(full.fold(4).estimate(), inf);
+    if (p == 14) {
+      EXPECT_EQ(HyperLogLog::from_redis(full.to_redis()).estimate(), inf);
+    }
+    b[16 + m / 2] = static_cast<std::uint8_t>(64 - p);
+    reseal(b);
+    const double almost = HyperLogLog::deserialize(b).estimate();
+    EXPECT_TRUE(std::isfinite(almost)) << almost;
+    EXPECT_GT(almost, 1e18);
+  }
+}
+
 // --- Redis HLL strings
 
 std::vector<std::uint8_t> redis_header(std::uint8_t encoding) {

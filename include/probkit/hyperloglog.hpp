@@ -51,7 +51,9 @@ class HyperLogLog {
   int device() const { return storage_.device(); }
 
   // Ertl's improved raw estimator over the register histogram; for Redis-mode
-  // sketches llround(estimate()) equals Redis's PFCOUNT.
+  // sketches llround(estimate()) equals Redis's PFCOUNT. A saturated sketch
+  // (every register at its maximum rank, 65 - p) estimates +infinity: its
+  // registers bound the cardinality from below only. Finite otherwise.
   double estimate() const;
   // C[r] = number of registers holding r, r = 0 .. 65 - p.
   std::vector<std::uint32_t> histogram() const;
@@ -89,7 +91,8 @@ class HyperLogLog {
 };
 
 // Ertl's improved estimator from a register histogram C[0 .. 65-p], whose
-// counts add up to the 2^p registers (else Error).
+// counts add up to the 2^p registers (else Error); +infinity where every
+// register is at 65 - p.
 double hll_estimate_from_histogram(std::span<const std::uint32_t> histogram, std::uint32_t p);
 
 }  // namespace probkit
