@@ -7,12 +7,16 @@
 #include <cstdint>
 #include <cstring>
 #include <mutex>
+#include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
+
+#include "probkit/error.hpp"
 
 namespace probkit::detail {
 namespace {
@@ -36,6 +40,14 @@ constexpr auto kSpin = std::chrono::milliseconds(2);
 // run_workers from there takes plain threads (the pool is busy with it).
 thread_local bool t_inside_pool = false;
 
+// A thread that cannot start (std::thread throws std::system_error: out of
+// threads or memory for their stacks) is a probkit::Error at the API, as
+// every other failure there is (error.hpp).
+[[noreturn]] void throw_cannot_start(const std::system_error& e, unsigned workers) {
+  throw Error("cannot start the threads of a " + std::to_string(workers) + "-worker call (" + e.what() +
+              "): set_threads() or PROBKIT_THREADS can ask for fewer");
+}
+
 class Pool {
  public:
   // Never destroyed: its threads sleep on a condition variable when idle, and
@@ -49,11 +61,15 @@ class Pool {
     if (t_inside_pool) return false;
     std::unique_lock call(call_mutex_, std::try_to_lock);
     if (!call.owns_lock()) return false;
-    while (threads_.size() + 1 < workers) {
-      const auto index = static_cast<unsigned>(threads_.size() + 1);
-      threads_.emplace_back([this, index, seen = state_.load() >> kWorkerBits] { loop(index, seen); });
-      // Oversubscribed: idle threads sleep at once and waiters yield.
-      oversubscribed_.store(more_workers_than_cores(static_cast<unsigned>(threads_.size() + 1)));
+    try {
+      while (threads_.size() + 1 < workers) {
+        const auto index = static_cast<unsigned>(threads_.size() + 1);
+        threads_.emplace_back([this, index, seen = state_.load() >> kWorkerBits] { loop(index, seen); });
+        // Oversubscribed: idle threads sleep at once and waiters yield.
+        oversubscribed_.store(more_workers_than_cores(static_cast<unsigned>(threads_.size() + 1)));
+      }
+    } catch (const std::system_error& e) {  // the threads started wait for a later call
+      throw_cannot_start(e, workers);
     }
     task_ = &fn;
     const bool independent = shares == Shares::kIndependent;
@@ -234,8 +250,11 @@ void run_workers_on_new_threads(unsigned workers, const std::function<void(unsig
         if (gate.load(std::memory_order_acquire) == kRun) fn(w);
       }));
     }
-  } catch (...) {
+  } catch (const std::system_error& e) {
     open(kCancel);  // the threads started return without running fn
+    throw_cannot_start(e, workers);
+  } catch (...) {
+    open(kCancel);
     throw;
   }
   open(kRun);

@@ -44,7 +44,8 @@ enum class Shares {
 // nested call) gets new threads instead (run_workers_on_new_threads).
 //
 // fn runs for every worker or for none: where a thread cannot be started,
-// run_workers throws what starting it threw, and no worker has run fn (a
+// run_workers throws probkit::Error (for the std::system_error that starting
+// it threw; anything else as it came), and no worker has run fn (a
 // half-applied bulk call, or workers left waiting for one that never runs,
 // would be worse).
 void run_workers(unsigned workers, const std::function<void(unsigned)>& fn, Shares shares = Shares::kConcurrent);

@@ -3,10 +3,14 @@
 // assignment, bulk adds whose threads work on private copies, reading and
 // writing serialized filters. The failures are injected by this program's
 // aligned_alloc and operator new, which refuse every request of at least
-// g_refuse_from bytes while that is non-zero.
+// g_refuse_from bytes while that is non-zero. A worker thread that cannot
+// start (its pthread_create refused here too) is a probkit::Error as well.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <pthread.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
@@ -27,6 +31,16 @@ class RefuseAllocations {
  public:
   explicit RefuseAllocations(std::size_t bytes) { g_refuse_from.store(bytes); }
   ~RefuseAllocations() { g_refuse_from.store(0); }
+};
+
+std::atomic<bool> g_refuse_threads{false};
+
+// Refuses to start threads for its lifetime, as a process out of threads or
+// of memory for their stacks does (EAGAIN).
+class RefuseThreads {
+ public:
+  RefuseThreads() { g_refuse_threads.store(true); }
+  ~RefuseThreads() { g_refuse_threads.store(false); }
 };
 }  // namespace
 
@@ -50,6 +64,15 @@ void* operator new(std::size_t size) {
 }
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+// std::thread starts its threads here; the next definition (the C library's,
+// or a sanitizer's in front of it) does the work.
+extern "C" int pthread_create(pthread_t* thread, const pthread_attr_t* attr, void* (*body)(void*), void* arg) {
+  using Create = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
+  static const auto next = reinterpret_cast<Create>(dlsym(RTLD_NEXT, "pthread_create"));
+  if (g_refuse_threads.load()) return EAGAIN;
+  return next(thread, attr, body, arg);
+}
 
 namespace probkit {
 namespace {
@@ -174,6 +197,40 @@ TEST(AllocationFailure, MultiThreadedAddsChangeNothing) {
   h1.add(keys);
   EXPECT_EQ(f, f1);
   EXPECT_EQ(h, h1);
+  set_threads(0);
+}
+
+// A bulk call whose worker threads cannot start throws probkit::Error (not
+// the std::system_error std::thread throws) before any key is inserted.
+TEST(AllocationFailure, ThreadsThatCannotStart) {
+  set_threads(4);
+  const std::vector<std::uint64_t> keys = iota_keys(4 << 15, 1);  // enough for four workers
+  BloomFilter f(4096, 6);
+  f.add(iota_keys(100, 1 << 20));
+  const BloomFilter f_before = f;
+  HyperLogLog h(14);
+  h.add(iota_keys(100, 1 << 20));
+  const HyperLogLog h_before = h;
+  const auto expect_cannot_start = [](auto&& call) {
+    try {
+      call();
+      ADD_FAILURE() << "no throw";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("cannot start the threads of a 4-worker call"), std::string::npos)
+          << e.what();
+    }
+  };
+  {
+    RefuseThreads refuse;
+    expect_cannot_start([&] { f.add(keys); });
+    expect_cannot_start([&] { h.add(keys); });
+    expect_cannot_start([&] { (void)f.count(keys); });
+  }
+  EXPECT_EQ(f, f_before);
+  EXPECT_EQ(h, h_before);
+  f.add(keys);
+  h.add(keys);
+  EXPECT_EQ(f.count(keys), keys.size());
   set_threads(0);
 }
 
