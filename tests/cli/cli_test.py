@@ -728,6 +728,21 @@ class BadInputTest(CliTestCase):
         self.assertEqual(code, 0, err)
         self.assertRegex(out.decode(), r"\ncuda +(not available|[0-9])")
 
+    def test_bad_backend_environment_fails_whatever_the_input(self):
+        # PROBKIT_BACKEND and PROBKIT_SIMD_TARGET are checked before any input is read: an empty input (no batch
+        # for the library to check them at) and bench (which names its backends) passed a misspelt name.
+        bench = ["bench", "--keys", "1000", "--string-keys", "100", "--absent-keys", "100", "--reps", "1"]
+        for env, mentions in (({"PROBKIT_BACKEND": "bogus"}, "PROBKIT_BACKEND: unknown backend 'bogus'"),
+                              ({"PROBKIT_SIMD_TARGET": "bogus"},
+                               "PROBKIT_SIMD_TARGET: SIMD target BOGUS is not compiled into probkit")):
+            for stdin in (b"", b"a\n"):
+                self.assert_fails(["distinct"], stdin=stdin, env=env, mentions=mentions)
+            self.assert_fails(bench, env=env, mentions=mentions)
+        # A backend named on the command line is what runs: the library reads neither variable then.
+        code, out, err = run(["distinct", "--backend", "scalar"], stdin=b"a\n",
+                             env={"PROBKIT_BACKEND": "bogus", "PROBKIT_SIMD_TARGET": "bogus"}, check=False)
+        self.assertEqual((code, out), (0, b"1\n"), err)
+
     @unittest.skipIf(os.environ.get("PROBKIT_SANITIZER") == "thread",
                      "under ThreadSanitizer (scripts/test-sanitize.sh --thread) a signal to a thread blocked on a "
                      "lock waits until the lock is taken, here until more input comes")

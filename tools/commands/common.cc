@@ -58,12 +58,24 @@ std::vector<OptionSpec> with_common_options(std::vector<OptionSpec> specs) {
 Common apply_common(const ParsedArgs& args, bool allow_cuda) {
   Common c;
   if (auto b = args.value("backend")) c.backend = parse_backend(*b);
+  // The environment's choices are checked here, whatever the input: the
+  // library reads them at a command's first batch, and an empty input made
+  // none (nor does bench, which names its backends), so a misspelt name
+  // passed silently there.
   Backend asked = c.backend;
   if (const char* env = std::getenv("PROBKIT_BACKEND"); asked == Backend::Auto && env != nullptr && *env != '\0') {
     try {
       asked = parse_backend(env);
-    } catch (const probkit::Error&) {
-      // the library names the bad value when the command first resolves Auto
+    } catch (const probkit::Error& e) {
+      throw probkit::Error(std::string("PROBKIT_BACKEND: ") + e.what());
+    }
+  }
+  if (const char* env = std::getenv("PROBKIT_SIMD_TARGET");
+      env != nullptr && *env != '\0' && (asked == Backend::Auto || asked == Backend::Simd)) {
+    try {
+      (void)simd_target();  // throws, naming the pinned target and the supported ones, where it cannot serve
+    } catch (const probkit::Error& e) {
+      throw probkit::Error(std::string("PROBKIT_SIMD_TARGET: ") + e.what());
     }
   }
   if (asked == Backend::Cuda && !allow_cuda) {
