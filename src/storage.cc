@@ -36,7 +36,8 @@ Storage::Storage(std::uint64_t requested, Uninitialized) {
   // Rounded up to the alignment below, a size this close to the top of size_t
   // would wrap to a small allocation that still claimed `requested` bytes.
   if (requested > std::numeric_limits<std::size_t>::max() - (kHugePage - 1)) {
-    throw AllocationError("cannot allocate " + std::to_string(requested) + " bytes: more than this platform can address");
+    throw AllocationError("cannot allocate " + std::to_string(requested) +
+                          " bytes: more than this platform can address");
   }
   const auto bytes = static_cast<std::size_t>(requested);
   const std::size_t align = bytes >= kHugePage ? kHugePage : kAlign;
