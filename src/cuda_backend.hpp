@@ -31,12 +31,14 @@ std::string device_label(int device);
 
 // Host-resident objects read keys on the CPU: keys said or detected to be in
 // device memory are an error there, not a crash. A string batch's offsets
-// were looked up when it was made; its bytes, and fixed-width keys, are
-// looked up here (one pointer query per call, none in builds without CUDA).
+// were looked up when it was made (KeyBatch::offsets_on_device); its bytes,
+// and fixed-width keys, are looked up here (one pointer query per call, none
+// in builds without CUDA).
 inline void require_host_keys(const KeyBatch& keys, const char* op) {
   const bool strings = has_offsets(keys.kind);
-  const bool detected = keys.memory == static_cast<std::uint8_t>(KeyMemory::Detect) && keys.n != 0 &&
-                        keys.kind != KeyKind::Views && is_device_pointer(strings ? keys.data : keys.keys);
+  const bool detected = keys.memory == static_cast<std::uint8_t>(KeyMemory::Detect) &&
+                        (keys.offsets_on_device || (keys.n != 0 && keys.kind != KeyKind::Views &&
+                                                    is_device_pointer(strings ? keys.data : keys.keys)));
   if (detected || keys.memory == static_cast<std::uint8_t>(KeyMemory::Device)) {
     throw Error(std::string(op) + ": the keys are in device memory but the object is in host memory; "
                 "move it with to_device() first");

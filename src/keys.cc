@@ -90,9 +90,9 @@ detail::KeyBatch strings(StringBatch<Offset> s, detail::KeyKind kind, KeyMemory 
   b.data_size = s.data.size();
   b.memory = static_cast<std::uint8_t>(where);
   // Offsets in device memory (said, or detected) are validated on the device.
-  if (where == KeyMemory::Device ||
-      (where == KeyMemory::Detect && detail::cuda::is_device_pointer(s.offsets.data()))) {
-    b.memory = static_cast<std::uint8_t>(KeyMemory::Device);
+  if (where == KeyMemory::Device) return b;
+  if (where == KeyMemory::Detect && detail::cuda::is_device_pointer(s.offsets.data())) {
+    b.offsets_on_device = true;
     return b;
   }
   // One pass over the offsets, vectorised (a batch is checked on every call

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <random>
@@ -555,6 +556,55 @@ TEST(CudaBloom, CpuBackendsOnADeviceObjectAreErrors) {
   EXPECT_THROW(hh.add(dk.keys(KeyKind::U64, KeyMemory::Device)), probkit::Error);
   EXPECT_THROW(hh.add(dk.keys(KeyKind::U64, KeyMemory::Detect)), probkit::Error);
   EXPECT_TRUE(hh == HyperLogLog(10));
+  EXPECT_TRUE(host == BloomFilter(64, 6));
+}
+
+// A string batch with its offsets on one side and its bytes on the other is
+// an error, whichever side holds which, for device and host objects alike,
+// and changes nothing. (Offsets found in device memory used to make the batch
+// a device one unchecked: its kernels then read the bytes from host memory.)
+TEST(CudaBloom, StringsSplitBetweenHostAndDeviceAreErrors) {
+  PROBKIT_REQUIRE_GPU();
+  const KeySet keys(100, 4);
+  const Keys host_keys = keys.host(KeyKind::Str32);
+  const auto& batch = host_keys.batch();
+  const std::span<const std::int32_t> host_offsets(static_cast<const std::int32_t*>(batch.keys), batch.n + 1);
+  const std::span<const std::uint8_t> host_bytes(batch.data, batch.data_size);
+  const DeviceVector<std::int32_t> device_offsets(std::vector<std::int32_t>(host_offsets.begin(), host_offsets.end()));
+  const DeviceVector<std::uint8_t> device_bytes(std::vector<std::uint8_t>(host_bytes.begin(), host_bytes.end()));
+  const Keys offsets_on_device(probkit::StringBatch<std::int32_t>{device_offsets.cspan(), host_bytes});
+  const Keys bytes_on_device(probkit::StringBatch<std::int32_t>{host_offsets, device_bytes.cspan()});
+  const auto expect_split_refused = [](const std::function<void()>& call, const char* what) {
+    try {
+      call();
+      ADD_FAILURE() << what << ": accepted";
+    } catch (const probkit::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("offsets and data must both be in host memory or both in device memory"),
+                std::string::npos)
+          << what << ": " << e.what();
+    }
+  };
+  BloomFilter f(64, 6);
+  f.to_device();
+  const BloomFilter f_before = f;
+  HyperLogLog h(12);
+  h.to_device();
+  const HyperLogLog h_before = h;
+  std::vector<std::uint8_t> out(keys.size());
+  for (const Keys* k : {&offsets_on_device, &bytes_on_device}) {
+    const char* which = k == &offsets_on_device ? "offsets on the device" : "bytes on the device";
+    SCOPED_TRACE(which);
+    expect_split_refused([&] { f.add(*k); }, "add");
+    expect_split_refused([&] { f.contains(*k, out); }, "contains");
+    expect_split_refused([&] { (void)f.count(*k); }, "count");
+    expect_split_refused([&] { h.add(*k); }, "hll add");
+  }
+  EXPECT_TRUE(f == f_before);
+  EXPECT_TRUE(h == h_before);
+  BloomFilter host(64, 6);
+  EXPECT_THROW(host.add(offsets_on_device), probkit::Error);
+  EXPECT_THROW(host.add(bytes_on_device), probkit::Error);
+  EXPECT_THROW((void)host.count(offsets_on_device), probkit::Error);
   EXPECT_TRUE(host == BloomFilter(64, 6));
 }
 

@@ -22,6 +22,11 @@ struct KeyBatch {
   // found every string that long (fixed-width keys), so that the kernels need
   // not scan each chunk's offsets to find so; 0 where not known.
   std::uint8_t fixed_width = 0;
+  // Offsets* made with KeyMemory::Detect whose offsets were found in device
+  // memory: their host check was skipped (the device checks them), and
+  // memory stays Detect, so that the backend still finds where the bytes are
+  // and which device holds both.
+  bool offsets_on_device = false;
 };
 
 }  // namespace probkit::detail
