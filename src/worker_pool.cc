@@ -261,24 +261,27 @@ void run_workers_on_new_threads(unsigned workers, const std::function<void(unsig
   fn(0);
 }
 
-void parallel_copy(void* dst, const void* src, std::size_t bytes, unsigned workers, std::size_t min_piece) {
+void parallel_copy(void* dst, const void* src, std::size_t bytes, unsigned workers, std::size_t min_piece) noexcept {
   const std::size_t pieces = min_piece == 0 ? bytes : bytes / min_piece;
   workers = static_cast<unsigned>(std::min<std::size_t>(workers, pieces));
   if (workers <= 1) {
     if (bytes != 0) std::memcpy(dst, src, bytes);
     return;
   }
-  const std::size_t per = (bytes / workers + 63) / 64 * 64;
-  run_workers(
-      workers,
-      [&](unsigned w) {
-        const std::size_t lo = std::min(bytes, w * per);
-        const std::size_t hi = w + 1 == workers ? bytes : std::min(bytes, lo + per);
-        if (hi > lo) {
-          std::memcpy(static_cast<std::uint8_t*>(dst) + lo, static_cast<const std::uint8_t*>(src) + lo, hi - lo);
-        }
-      },
-      Shares::kIndependent);
+  struct Copy {
+    std::uint8_t* dst;
+    const std::uint8_t* src;
+    std::size_t bytes, per;
+    unsigned workers;
+  };
+  const Copy c{static_cast<std::uint8_t*>(dst), static_cast<const std::uint8_t*>(src), bytes,
+               (bytes / workers + 63) / 64 * 64, workers};
+  // One reference captured: the std::function holds it without allocating.
+  run_workers_no_throw(workers, [&c](unsigned w) {
+    const std::size_t lo = std::min(c.bytes, w * c.per);
+    const std::size_t hi = w + 1 == c.workers ? c.bytes : std::min(c.bytes, lo + c.per);
+    if (hi > lo) std::memcpy(c.dst + lo, c.src + lo, hi - lo);
+  });
 }
 
 }  // namespace probkit::detail

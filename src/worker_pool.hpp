@@ -70,10 +70,14 @@ void delay_pool_claims_for_testing(std::chrono::steady_clock::duration delay);
 using ThreadStarter = std::function<std::jthread(std::function<void()>)>;
 void run_workers_on_new_threads(unsigned workers, const std::function<void(unsigned)>& fn, const ThreadStarter& start);
 
-// memcpy(dst, src, bytes) split over up to `workers` threads of run_workers,
-// each piece at least min_piece bytes (and a whole number of cache lines but
-// the last): below 2 * min_piece it is one memcpy on the calling thread.
-void parallel_copy(void* dst, const void* src, std::size_t bytes, unsigned workers, std::size_t min_piece);
+// memcpy(dst, src, bytes) split over up to `workers` threads of
+// run_workers_no_throw, each piece at least min_piece bytes (and a whole
+// number of cache lines but the last): below 2 * min_piece it is one memcpy
+// on the calling thread. Never throws: the CUDA backend packs each chunk's
+// keys with it after earlier chunks were applied, where a thread that could
+// not start would have stopped the call half-way; the calling thread copies
+// what no pool thread takes.
+void parallel_copy(void* dst, const void* src, std::size_t bytes, unsigned workers, std::size_t min_piece) noexcept;
 
 // More workers than cores: a waiting worker should give its core away at
 // once (to the worker it waits for) instead of spinning.

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "copy_buffers.hpp"  // free_kept_copy_buffers_for_testing
+#include "worker_pool.hpp"   // parallel_copy
 #include "probkit/probkit.hpp"
 
 namespace {
@@ -232,6 +233,20 @@ TEST(AllocationFailure, ThreadsThatCannotStart) {
   h.add(keys);
   EXPECT_EQ(f.count(keys), keys.size());
   set_threads(0);
+}
+
+// The CUDA backend packs each chunk's host keys with parallel_copy after
+// earlier chunks were applied: where its threads cannot start, the calling
+// thread copies every byte, and nothing throws (it used to throw the Error
+// above with the filter half-updated).
+TEST(AllocationFailure, ParallelCopyWithoutThreads) {
+  std::vector<std::uint8_t> src(8 << 20), dst(src.size(), 0);
+  for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<std::uint8_t>(i * 2654435761u >> 24);
+  {
+    RefuseThreads refuse;
+    detail::parallel_copy(dst.data(), src.data(), src.size(), 8, 1 << 20);
+  }
+  EXPECT_TRUE(dst == src);
 }
 
 }  // namespace
