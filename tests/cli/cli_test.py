@@ -770,6 +770,47 @@ class BadInputTest(CliTestCase):
             self.assertEqual(self.read("s.pkhl"), sketch)
 
 
+    def test_input_that_shrinks_within_its_last_page(self):
+        # Bytes between a file's new end and the end of its page read as zeros, with no SIGBUS: the build took
+        # them for keys and succeeded. probkit maps the input, then blocks opening its FIFO output until the test
+        # has truncated the file and opens the FIFO's other end.
+        keys = self.write("keys.txt", b"".join(b"k%04d\n" % i for i in range(1000)))  # 6000 bytes, two pages
+        fifo = self.path("out.fifo")
+        os.mkfifo(fifo)
+        p = subprocess.Popen([support.PROBKIT, "bloom", "build", "--capacity", "2000", "--fpr", "0.001", "-o", fifo,
+                              keys], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        def mapped():
+            with open(f"/proc/{p.pid}/maps") as maps:
+                return keys in maps.read()
+
+        deadline = time.time() + 30
+        while time.time() < deadline and not mapped():
+            time.sleep(0.01)
+        self.assertTrue(mapped(), "the input was never mapped")
+        os.truncate(keys, 5000)
+        with open(fifo, "rb") as f:
+            written = f.read()
+        code = p.wait(timeout=60)
+        err = p.stderr.read().decode()
+        self.assertEqual(code, 1, err)
+        self.assertIn("'%s': it shrank while it was read" % keys, err)
+        self.assertEqual(written, b"", "a filter was written from the lost bytes")
+
+    def test_standard_input_file_is_read_once(self):
+        # A regular file on standard input is read as a pipe is: once, however many "-" name it, and left at its
+        # end for whoever reads standard input next.
+        run(["bloom", "build", "--capacity", "100", "--fpr", "0.01", "-o", self.path("empty.pkbf")], stdin=b"")
+        two = self.write("two.txt", b"a\nb\n")
+        with open(two, "rb") as f:
+            out = subprocess.run([support.PROBKIT, "bloom", "query", "--absent", self.path("empty.pkbf"), "-", "-"],
+                                 stdin=f, capture_output=True, check=True, timeout=60).stdout
+        self.assertEqual(out, b"a\nb\n")
+        with open(two, "rb") as f:
+            out = subprocess.run(["sh", "-c", '"$0" bloom query --absent "$1"; cat', support.PROBKIT,
+                                  self.path("empty.pkbf")], stdin=f, capture_output=True, check=True,
+                                 timeout=60).stdout
+        self.assertEqual(out, b"a\nb\n")
+
     @unittest.skipIf(os.environ.get("PROBKIT_SANITIZER") == "thread",
                      "under ThreadSanitizer a signal to a thread blocked on a lock waits until the lock is taken")
     def test_hangup_ignored_at_start_stays_ignored(self):

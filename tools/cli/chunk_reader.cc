@@ -123,8 +123,16 @@ ChunkReader::ChunkReader(std::vector<std::string> paths, std::size_t chunk_bytes
     : chunk_bytes_(chunk_bytes != 0 ? chunk_bytes : chunk_bytes_from_environment()) {
   if (paths.empty()) paths.emplace_back("-");
   bool size_known = true;
+  bool stdin_mapped = false;
   for (const std::string& path : paths) {
     auto in = std::make_unique<Input>();
+    if (path == "-" && stdin_mapped) {
+      // Standard input read again holds nothing more, as a pipe would: the
+      // first "-" takes the file to its end.
+      in->name = "standard input";
+      inputs_.push_back(std::move(in));
+      continue;
+    }
     if (path == "-") {
       in->name = "standard input";
       in->fd = STDIN_FILENO;
@@ -152,6 +160,7 @@ ChunkReader::ChunkReader(std::vector<std::string> paths, std::size_t chunk_bytes
         in->size = static_cast<std::size_t>(st.st_size);
         in->offset = pos > 0 ? std::min(static_cast<std::size_t>(pos), in->size) : 0;
         total_bytes_ += in->size - in->offset;
+        stdin_mapped = stdin_mapped || !in->owns_fd;
       } else {
         size_known = false;
       }
@@ -175,16 +184,20 @@ bool ChunkReader::next(std::vector<std::uint8_t>& buffer, std::span<const std::u
   throw_if_shrunk();
   if (cancelled_.load()) return false;
   const bool got = next_locked(buffer, chunk);
-  throw_if_shrunk();  // every worker's last call comes here too, after its last chunk
+  // Every worker's last call comes here too, after its last chunk: the last
+  // one's check of the sizes follows every read of the mappings.
+  throw_if_shrunk(/*check_sizes=*/!got);
   if (got) progress_->advance(chunk.size());
   return got;
 }
 
-void ChunkReader::throw_if_shrunk() const {
+void ChunkReader::throw_if_shrunk(bool check_sizes) const {
   const int slot = g_shrunk.load();
-  if (slot < 0) return;
   for (const auto& in : inputs_) {
-    if (in->guard_slot == slot) {
+    struct stat st {};
+    const bool shorter = check_sizes && in->map != nullptr && fstat(in->fd, &st) == 0 &&
+                         static_cast<std::uint64_t>(st.st_size) < in->size;
+    if ((slot >= 0 && in->guard_slot == slot) || shorter) {
       throw InputError("cannot read " + in->name + ": it shrank while it was read (truncated or rotated?)");
     }
   }
@@ -193,8 +206,15 @@ void ChunkReader::throw_if_shrunk() const {
 bool ChunkReader::next_locked(std::vector<std::uint8_t>& buffer, std::span<const std::uint8_t>& chunk) {
   while (current_ < inputs_.size()) {
     Input& in = *inputs_[current_];
+    if (in.fd < 0) {  // a repeated "-" after a mapped standard input
+      ++current_;
+      continue;
+    }
     if (in.map != nullptr) {
       if (in.offset >= in.size) {
+        // Standard input is left at the end of what was read, as reading it
+        // would: a command after this one in a shell group reads on from there.
+        if (!in.owns_fd) (void)lseek(in.fd, static_cast<off_t>(in.size), SEEK_SET);
         ++current_;
         continue;
       }

@@ -49,8 +49,11 @@ class ChunkReader {
  private:
   struct Input;
   bool next_locked(std::vector<std::uint8_t>& buffer, std::span<const std::uint8_t>& chunk);
-  // InputError if one of this reader's mapped files lost pages while read.
-  void throw_if_shrunk() const;
+  // InputError if one of this reader's mapped files lost pages while read
+  // (the SIGBUS handler saw it), or, with `check_sizes`, is now shorter than
+  // when it was mapped: the bytes between a new end and the end of its page
+  // read as zeros, with no SIGBUS.
+  void throw_if_shrunk(bool check_sizes = false) const;
 
   std::mutex mutex_;
   std::vector<std::unique_ptr<Input>> inputs_;
