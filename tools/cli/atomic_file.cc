@@ -1,11 +1,13 @@
 #include "cli/atomic_file.hpp"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -26,11 +28,20 @@ extern "C" void remove_temp_and_reraise(int sig) {
   std::raise(sig);
 }
 
+// The signals whose default action ends the process: each removes the
+// temporary file first. (SIGXFSZ is ignored instead, below.)
+constexpr int kCleanupSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGALRM,
+                                   SIGUSR1, SIGUSR2, SIGXCPU, SIGVTALRM, SIGPROF};
+
 void install_signal_cleanup() {
   static bool installed = false;
   if (installed) return;
   installed = true;
-  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+  // Past a file-size limit (ulimit -f) write() then fails with EFBIG, and
+  // the error path removes the temporary file, where the signal's default
+  // action would have ended the process with the file left behind.
+  std::signal(SIGXFSZ, SIG_IGN);
+  for (int sig : kCleanupSignals) {
     // A signal ignored when the program started (nohup, a shell's background
     // job) stays ignored: the caller chose to survive it.
     struct sigaction current {};
@@ -68,6 +79,43 @@ std::string resolve_links(const std::string& path) {
 // it stays within the 255 bytes a file name may have.
 constexpr std::size_t kTempNameKeeps = 200;
 
+// The descriptor a path names as one of this process's own (/dev/stdout,
+// /dev/stderr, /dev/fd/N, /proc/self/fd/N), else -1. Such a path means the
+// descriptor as it is open, with its offset, O_APPEND or socket: opened again
+// by name, a regular file behind it would be replaced (`>> log` lost the
+// log) and a socket refused (ENXIO).
+int own_descriptor(const std::string& path) {
+  if (path == "/dev/stdout") return STDOUT_FILENO;
+  if (path == "/dev/stderr") return STDERR_FILENO;
+  for (const std::string prefix : {"/dev/fd/", "/proc/self/fd/"}) {
+    if (path.size() <= prefix.size() || path.compare(0, prefix.size(), prefix) != 0) continue;
+    int fd = -1;
+    const char* digits = path.c_str() + prefix.size();
+    const char* end = path.c_str() + path.size();
+    const auto [stop, ec] = std::from_chars(digits, end, fd);
+    if (ec == std::errc() && stop == end && fd >= 0) return fd;
+  }
+  return -1;
+}
+
+// A duplicate of `fd` to write in place; InputError naming `name` where it is
+// closed, not open for writing, or (for a standard descriptor closed at
+// start, tools/main.cc) an unconnected socket.
+int writable_duplicate(int fd, const std::string& name) {
+  const int flags = fcntl(fd, F_GETFL);
+  struct stat st {};
+  sockaddr_storage peer{};
+  socklen_t peer_len = sizeof peer;
+  const bool unconnected = fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode) &&
+                           getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_len) != 0 && errno == ENOTCONN;
+  if (flags == -1 || (flags & O_ACCMODE) == O_RDONLY || unconnected) {
+    throw InputError("cannot write " + name + ": it is closed or not open for writing");
+  }
+  const int dup = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (dup < 0) throw InputError("cannot write " + name + ": " + errno_text());
+  return dup;
+}
+
 }  // namespace
 
 AtomicFile::AtomicFile(std::string path) : path_(std::move(path)), name_("'" + path_ + "'") {
@@ -75,19 +123,12 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)), name_("'" + p
   if (path_ == "-") {
     // "-" is standard output, as it is standard input for the inputs.
     name_ = "standard output";
-    // Closed at start, it holds an unconnected socket (tools/main.cc).
-    const int flags = fcntl(STDOUT_FILENO, F_GETFL);
-    struct stat out {};
-    sockaddr_storage peer{};
-    socklen_t peer_len = sizeof peer;
-    const bool unconnected = fstat(STDOUT_FILENO, &out) == 0 && S_ISSOCK(out.st_mode) &&
-                             getpeername(STDOUT_FILENO, reinterpret_cast<sockaddr*>(&peer), &peer_len) != 0 &&
-                             errno == ENOTCONN;
-    if (flags == -1 || (flags & O_ACCMODE) == O_RDONLY || unconnected) {
-      throw InputError("cannot write standard output: it is closed or not open for writing");
-    }
-    fd_ = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0);
-    if (fd_ < 0) throw InputError("cannot write standard output: " + errno_text());
+    fd_ = writable_duplicate(STDOUT_FILENO, name_);
+    in_place_ = true;
+    return;
+  }
+  if (const int own = own_descriptor(path_); own >= 0) {
+    fd_ = writable_duplicate(own, name_);
     in_place_ = true;
     return;
   }
@@ -113,18 +154,33 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)), name_("'" + p
   std::string tmpl = dir + "." + base.substr(0, kTempNameKeeps) + ".probkit-XXXXXX";
   if (tmpl.size() >= sizeof(g_temp_path)) throw UsageError("output file name '" + path_ + "' is too long");
   install_signal_cleanup();
-  fd_ = mkstemp(tmpl.data());
+  {
+    // No signal between the file's creation and its registration with the
+    // handler, which would leave it behind.
+    sigset_t all, before;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &before);
+    fd_ = mkstemp(tmpl.data());
+    const int created_errno = errno;
+    if (fd_ >= 0) {
+      std::memcpy(g_temp_path, tmpl.c_str(), tmpl.size() + 1);
+      g_temp_active = 1;
+    }
+    pthread_sigmask(SIG_SETMASK, &before, nullptr);
+    errno = created_errno;
+  }
   if (fd_ < 0) throw InputError("cannot create a file in the folder of '" + path_ + "': " + errno_text());
   temp_path_ = tmpl;
-  std::memcpy(g_temp_path, temp_path_.c_str(), temp_path_.size() + 1);
-  g_temp_active = 1;
   if (exists) {
-    // The replacement keeps the file's permissions (and, where allowed, its
-    // owner): updating a private sketch must not make it world-readable.
-    fchmod(fd_, st.st_mode & 07777);
-    if (fchown(fd_, st.st_uid, st.st_gid) != 0) {
-      // Only the owner's group or root may give the file away: keep ours.
+    // The replacement keeps the file's owner where allowed (root), else its
+    // group where this user is in it (a shared sketch stays writable by the
+    // group), then its permissions: updating a private sketch must not make
+    // it world-readable. The mode comes last, as a change of owner clears
+    // the set-user-ID and set-group-ID bits.
+    if (fchown(fd_, st.st_uid, st.st_gid) != 0 && fchown(fd_, static_cast<uid_t>(-1), st.st_gid) != 0) {
+      // Neither is allowed: the file is ours, as a new one would be.
     }
+    fchmod(fd_, st.st_mode & 07777);
   } else {
     // mkstemp makes the file private (0600); a new output file gets the
     // usual permissions the umask allows, as if created by open(2).
