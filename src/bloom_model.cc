@@ -1,5 +1,6 @@
 // The blocked Bloom filter false-positive model (DESIGN.md §3) and sizing.
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "bloom_shape.hpp"
@@ -8,6 +9,14 @@
 
 namespace probkit {
 namespace {
+
+// A rate as a message shows it: std::to_string's fixed six decimals made
+// 1e-300 "0.000000".
+std::string rate_text(double x) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", x);
+  return text;
+}
 
 // ln(i!). std::lgamma also stores the sign of Gamma in the global `signgam`:
 // two threads sizing filters at once would race on it. glibc's lgamma_r
@@ -84,7 +93,7 @@ BloomFilter BloomFilter::for_capacity(std::uint64_t capacity, double fpr, BloomL
                                       HashSpec hash) {
   if (capacity == 0) throw Error("for_capacity: capacity must be >= 1 (got 0)");
   if (!(fpr > 0.0 && fpr < 1.0)) {
-    throw Error("for_capacity: fpr must be in (0, 1) (got " + std::to_string(fpr) + ")");
+    throw Error("for_capacity: fpr must be in (0, 1) (got " + rate_text(fpr) + ")");
   }
   if (layout != BloomLayout::Cacheline512 && layout != BloomLayout::ParquetSbbf) {
     throw Error("for_capacity: unknown layout " + std::to_string(static_cast<int>(layout)));
@@ -121,7 +130,7 @@ BloomFilter BloomFilter::for_capacity(std::uint64_t capacity, double fpr, BloomL
     }
   }
   if (best_blocks == 0) {
-    throw Error("for_capacity: " + std::to_string(capacity) + " keys at fpr " + std::to_string(fpr) +
+    throw Error("for_capacity: " + std::to_string(capacity) + " keys at fpr " + rate_text(fpr) +
                 " need more than 2^32-1 blocks");
   }
   return BloomFilter(best_blocks, best_k, layout, hash);

@@ -125,7 +125,8 @@ TEST(BadInput, CapacityAndBlockCounts) {
   expect_error([] { BloomFilter(~std::uint64_t{0}, 6); }, {"num_blocks"});
   expect_error([] { BloomFilter::for_bytes(63, 6); }, {"63 bytes", "64-byte block"});
   expect_error([] { BloomFilter::for_bytes(31, 8, BloomLayout::ParquetSbbf); }, {"32-byte block"});
-  expect_error([] { BloomFilter::for_capacity(std::uint64_t{1} << 50, 1e-9); }, {"2^32-1 blocks"});
+  expect_error([] { BloomFilter::for_capacity(std::uint64_t{1} << 50, 1e-9); }, {"fpr 1e-09", "2^32-1 blocks"});
+  expect_error([] { BloomFilter::for_capacity(1000, 1e-300); }, {"fpr 1e-300", "2^32-1 blocks"});  // not 0.000000
   expect_error([] { (void)bloom_model_fpr(BloomLayout::Cacheline512, 0, 6, 10); }, {"num_blocks"});
 }
 
