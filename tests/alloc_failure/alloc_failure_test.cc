@@ -169,6 +169,17 @@ TEST(AllocationFailure, CopyAssignmentLeavesTheTargetAsItWas) {
   check_failed_copy_assignment(h4, h16, 32 << 10);
 }
 
+// A filter and a sketch holding 100 keys: what the failing calls below must
+// leave as they are.
+struct Warm {
+  BloomFilter filter{4096, 6};
+  HyperLogLog sketch{14};
+  Warm() {
+    filter.add(iota_keys(100, 1 << 20));
+    sketch.add(iota_keys(100, 1 << 20));
+  }
+};
+
 // Two threads on a filter of at most 2 MiB: the second works on a private copy
 // allocated before any key is inserted (earlier calls' copy buffers dropped
 // first, so that it is allocated). No copy, no change.
@@ -176,11 +187,10 @@ TEST(AllocationFailure, MultiThreadedAddsChangeNothing) {
   detail::free_kept_copy_buffers_for_testing();
   set_threads(2);
   const std::vector<std::uint64_t> keys = iota_keys(1 << 17, 1);
-  BloomFilter f(4096, 6);
-  f.add(iota_keys(100, 1 << 20));
+  Warm warm;
+  BloomFilter& f = warm.filter;
+  HyperLogLog& h = warm.sketch;
   const BloomFilter f_before = f;
-  HyperLogLog h(14);
-  h.add(iota_keys(100, 1 << 20));
   const HyperLogLog h_before = h;
   {
     RefuseAllocations refuse(16 << 10);
@@ -206,11 +216,10 @@ TEST(AllocationFailure, MultiThreadedAddsChangeNothing) {
 TEST(AllocationFailure, ThreadsThatCannotStart) {
   set_threads(4);
   const std::vector<std::uint64_t> keys = iota_keys(4 << 15, 1);  // enough for four workers
-  BloomFilter f(4096, 6);
-  f.add(iota_keys(100, 1 << 20));
+  Warm warm;
+  BloomFilter& f = warm.filter;
+  HyperLogLog& h = warm.sketch;
   const BloomFilter f_before = f;
-  HyperLogLog h(14);
-  h.add(iota_keys(100, 1 << 20));
   const HyperLogLog h_before = h;
   const auto expect_cannot_start = [](auto&& call) {
     try {
