@@ -195,7 +195,10 @@ std::vector<std::uint32_t> HyperLogLog::histogram() const {
   return c;
 }
 
-double HyperLogLog::estimate() const { return hll_estimate_from_histogram(histogram(), p_); }
+double HyperLogLog::estimate() const {
+  detail::require_not_moved_from(storage_, "estimate", "sketch");
+  return hll_estimate_from_histogram(histogram(), p_);
+}
 
 HyperLogLog HyperLogLog::fold(std::uint32_t p) const {
   detail::require_not_moved_from(storage_, "fold", "sketch");

@@ -181,7 +181,7 @@ TEST(BadInput, MovedFromObjects) {
   const HyperLogLog kept_h = h;
   HyperLogLog i = std::move(h);
   expect_error([&] { h.add(keys); }, {"add: the sketch was moved from"});
-  expect_error([&] { (void)h.estimate(); }, {"histogram: the sketch was moved from"});
+  expect_error([&] { (void)h.estimate(); }, {"estimate: the sketch was moved from"});
   expect_error([&] { (void)h.histogram(); }, {"histogram: the sketch was moved from"});
   expect_error([&] { (void)h.fold(4); }, {"fold: the sketch was moved from"});
   expect_error([&] { i.merge(h); }, {"merge: the other sketch was moved from"});
