@@ -1,8 +1,8 @@
 // Shared by the fuzz targets: an invariant check that stops the run with the
-// failed condition (libFuzzer saves the input that broke it), and the blob
-// reading of the native-format targets, and what a sketch's estimate must be. A target catches probkit::Error, the
-// expected answer to bad bytes, and nothing else: any other exception escapes
-// and is a finding.
+// failed condition (libFuzzer saves the input that broke it), the blob
+// reading of the native-format targets, and what a sketch's estimate must be.
+// A target catches probkit::Error, the expected answer to bad bytes, and
+// nothing else: any other exception escapes and is a finding.
 #pragma once
 #include <cmath>
 #include <cstddef>
