@@ -2,10 +2,12 @@
 """End-to-end tests of the `probkit` command line: the built binary on generated
 files. Key extraction is checked exactly against an independent model of Redis's
 HyperLogLog registers (support.redis_registers); estimates against the truth."""
+import fcntl
 import math
 import os
 import random
 import resource
+import shutil
 import signal
 import stat
 import subprocess
@@ -171,6 +173,75 @@ class HllTest(CliTestCase):
         _, exported, _ = run(["hll", "export", "--redis", s])
         self.assertEqual(support.decode_dense(exported), redis_registers([b"a", b"b", b"c"]))
         self.assertEqual(run(["hll", "count", s])[1], b"3\n")
+
+    def test_concurrent_adds_to_one_sketch_keep_every_key(self):
+        # Two runs that read the same sketch each wrote it back with their own keys, and the first to finish
+        # lost its keys. Run A reads its keys from a pipe; meanwhile run B adds to the sketch and finishes (A
+        # must not hold a lock while it reads), then this test locks the sketch as a third run would, replaces
+        # it, and only then lets A finish: A must wait, then merge into the replacement.
+        def keys(prefix):
+            return [b"%s-%d" % (prefix, i) for i in range(3000)]
+
+        def add(sketch, key_list):
+            p = subprocess.run([support.PROBKIT, "hll", "add", "--hash", "redis", sketch,
+                                self.write("keys.txt", lines_bytes(key_list))], capture_output=True, timeout=60)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            os.remove(self.path("keys.txt"))
+
+        s = self.path("s.pkhl")
+        os.mkdir(self.path("elsewhere"))
+        for creating in (False, True):
+            with self.subTest(creating=creating):
+                want = []
+                if os.path.exists(s):
+                    os.remove(s)
+                if not creating:
+                    add(s, keys(b"old"))
+                    want += keys(b"old")
+                with subprocess.Popen([support.PROBKIT, "hll", "add", "--hash", "redis", s], stdin=subprocess.PIPE,
+                                      stderr=subprocess.PIPE) as a:
+                    deadline = time.time() + 10
+                    while time.time() < deadline and not any(".probkit-" in f for f in os.listdir(self.dir)):
+                        time.sleep(0.02)  # A has read the sketch once it makes its output file
+                    if not creating:
+                        add(s, keys(b"b"))
+                        want += keys(b"b")
+                    # What a run about to replace the sketch holds: the sketch, or its folder while there is none.
+                    held = os.open(self.dir if creating else s, os.O_RDONLY)
+                    fcntl.flock(held, fcntl.LOCK_EX)
+                    a.stdin.write(lines_bytes(keys(b"a")))
+                    a.stdin.close()
+                    want += keys(b"a")
+                    time.sleep(0.3)
+                    self.assertIsNone(a.poll(), "hll add replaced the sketch while another run held it")
+                    c = self.path("elsewhere/c.pkhl")
+                    if not creating:
+                        shutil.copyfile(s, c)
+                    add(c, keys(b"c"))
+                    os.rename(c, s)
+                    want += keys(b"c")
+                    os.close(held)
+                    self.assertEqual(a.wait(timeout=60), 0, a.stderr.read())
+                _, exported, _ = run(["hll", "export", "--redis", s])
+                self.assertEqual(support.decode_dense(exported), redis_registers(want))
+                self.assert_no_stray_files(["s.pkhl", "elsewhere"])
+
+    def test_add_to_a_sketch_replaced_by_another_kind_leaves_it(self):
+        s = self.path("s.pkhl")
+        run(["hll", "add", "--hash", "redis", s], stdin=b"x\n")
+        with subprocess.Popen([support.PROBKIT, "hll", "add", s], stdin=subprocess.PIPE, stderr=subprocess.PIPE) as a:
+            deadline = time.time() + 10
+            while time.time() < deadline and not any(".probkit-" in f for f in os.listdir(self.dir)):
+                time.sleep(0.02)
+            os.mkdir(self.path("elsewhere"))
+            run(["hll", "add", "--precision", "12", self.path("elsewhere/t.pkhl")], stdin=b"y\n")
+            os.rename(self.path("elsewhere/t.pkhl"), s)
+            replaced = self.read("s.pkhl")
+            _, err = a.communicate(b"z\n", timeout=60)
+        self.assertEqual(a.returncode, 1)
+        self.assertIn("was replaced", err.decode())
+        self.assertEqual(self.read("s.pkhl"), replaced)
+        self.assert_no_stray_files(["s.pkhl", "elsewhere"])
 
     def test_count_of_several_is_the_union(self):
         a, b = self.path("a.pkhl"), self.path("b.pkhl")

@@ -55,26 +55,6 @@ void install_signal_cleanup() {
 
 std::string errno_text() { return std::strerror(errno); }
 
-// The file a path names once symbolic links are followed (even to a file not
-// there yet), so that replacing it keeps the links.
-std::string resolve_links(const std::string& path) {
-  std::string at = path;
-  for (int hops = 0; hops < 40; ++hops) {
-    struct stat st {};
-    if (lstat(at.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return at;
-    char target[4096];
-    const ssize_t n = readlink(at.c_str(), target, sizeof target);
-    if (n < 0 || static_cast<std::size_t>(n) == sizeof target) return at;
-    std::string next(target, static_cast<std::size_t>(n));
-    if (next.front() != '/') {
-      const auto slash = at.rfind('/');
-      next = (slash == std::string::npos ? "" : at.substr(0, slash + 1)) + next;
-    }
-    at = next;
-  }
-  throw InputError("cannot write '" + path + "': too many levels of symbolic links");
-}
-
 // The temporary file's name keeps this much of the destination's, so that
 // it stays within the 255 bytes a file name may have.
 constexpr std::size_t kTempNameKeeps = 200;
@@ -117,6 +97,24 @@ int writable_duplicate(int fd, const std::string& name) {
 }
 
 }  // namespace
+
+std::string resolve_links(const std::string& path) {
+  std::string at = path;
+  for (int hops = 0; hops < 40; ++hops) {
+    struct stat st {};
+    if (lstat(at.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return at;
+    char target[4096];
+    const ssize_t n = readlink(at.c_str(), target, sizeof target);
+    if (n < 0 || static_cast<std::size_t>(n) == sizeof target) return at;
+    std::string next(target, static_cast<std::size_t>(n));
+    if (next.front() != '/') {
+      const auto slash = at.rfind('/');
+      next = (slash == std::string::npos ? "" : at.substr(0, slash + 1)) + next;
+    }
+    at = next;
+  }
+  throw InputError("cannot write '" + path + "': too many levels of symbolic links");
+}
 
 AtomicFile::AtomicFile(std::string path) : path_(std::move(path)), name_("'" + path_ + "'") {
   if (path_.empty()) throw UsageError("output file name is empty");

@@ -36,6 +36,10 @@ class AtomicFile {
   bool committed_ = false;
 };
 
+// The file `path` names once symbolic links are followed (even one not there
+// yet): the file an AtomicFile replaces, so that the links stay.
+std::string resolve_links(const std::string& path);
+
 // Writes `bytes` to `path` through an AtomicFile.
 void write_file_atomically(const std::string& path, std::span<const std::uint8_t> bytes);
 

@@ -4,6 +4,7 @@
 
 #include "cli/errors.hpp"
 #include "cli/sketch_files.hpp"
+#include "cli/update_lock.hpp"
 #include "commands/commands.hpp"
 #include "commands/common.hpp"
 #include "probkit/error.hpp"
@@ -33,25 +34,43 @@ int hll_add(const Args& argv) {
   if (args.operands().empty()) throw UsageError("hll add: missing SKETCH (see --help)");
   const std::string& path = args.operands()[0];
   if (path == "-") throw UsageError("hll add: SKETCH is a file that is read and rewritten; '-' is not one");
-  const HashSpec hash = hash_spec(args);
-  const auto p = static_cast<std::uint32_t>(parse_u64("precision", args.value("precision").value_or("14"), 4, 18));
+  HashSpec hash = hash_spec(args);
+  auto p = static_cast<std::uint32_t>(parse_u64("precision", args.value("precision").value_or("14"), 4, 18));
   const KeySpec keys = key_spec(args);
-  HyperLogLog sketch(p, hash);
   if (file_exists(path)) {
-    sketch = load_hll(path);
+    // Read now for its precision and hash, and so that a corrupt sketch
+    // fails before the input is read.
+    const HyperLogLog existing = load_hll(path);
     // Options that contradict the existing sketch are a mistake, not a wish to convert.
-    if (args.has("precision") && sketch.precision() != p) {
-      throw UsageError("'" + path + "' has precision " + std::to_string(sketch.precision()) + ", not --precision " +
+    if (args.has("precision") && existing.precision() != p) {
+      throw UsageError("'" + path + "' has precision " + std::to_string(existing.precision()) + ", not --precision " +
                        std::to_string(p));
     }
-    if (args.has("hash") && !(sketch.hash() == hash)) {
-      throw UsageError("'" + path + "' uses hash " + hash_name(sketch.hash()) + ", not --hash " + hash_name(hash));
+    if (args.has("hash") && !(existing.hash() == hash)) {
+      throw UsageError("'" + path + "' uses hash " + hash_name(existing.hash()) + ", not --hash " + hash_name(hash));
     }
+    p = existing.precision();
+    hash = existing.hash();
   }
   ChunkReader reader({args.operands().begin() + 1, args.operands().end()});
   AtomicFile output(path);  // an unwritable folder fails before the input is read
-  add_lines(reader, keys, common, sketch);
-  save(output, sketch);
+  HyperLogLog added(p, hash);  // this run's keys alone
+  add_lines(reader, keys, common, added);
+  // Merged into the sketch as it is now, not as it was when this run began:
+  // another run that added to it meanwhile keeps its keys (the registers'
+  // max is the union). The lock makes the read and the replacement one step
+  // (UpdateLock goes before `output`'s destruction; save() renames first).
+  const UpdateLock lock(path);
+  if (file_exists(path)) {
+    const HyperLogLog now = load_hll(path);
+    if (now.precision() != p || !(now.hash() == hash)) {
+      throw InputError("'" + path + "' was replaced while its keys were read: it has precision " +
+                       std::to_string(now.precision()) + " and hash " + hash_name(now.hash()) + ", not " +
+                       std::to_string(p) + " and " + hash_name(hash) + "; it is left as it is");
+    }
+    added.merge(now);
+  }
+  save(output, added);
   return 0;
 }
 
