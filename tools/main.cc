@@ -27,9 +27,10 @@ const char* const kUsage =
     "  bloom      Bloom filter files: build, query (--absent|--present), info\n"
     "  bench      every backend on generated keys: throughput, FPR, accuracy, bit-identity\n"
     "\n"
-    "Every command takes --backend NAME, --threads N and --help; probkit --version\n"
-    "prints the version. Exit status: 0 on success, 1 on bad input (with one message\n"
-    "on stderr), 2 when bench finds a backend that disagrees with the scalar one.\n";
+    "Every command takes --backend NAME, --threads N and --help (or: probkit help COMMAND);\n"
+    "probkit --version prints the version. Exit status: 0 on success, 1 on bad input\n"
+    "(with one message on stderr), 2 when bench finds a backend that disagrees with the\n"
+    "scalar one.\n";
 
 // One line on stderr, whatever the message holds.
 void report(const std::string& message) {
@@ -60,6 +61,12 @@ int dispatch(const std::vector<std::string>& args) {
   if (args.empty()) throw UsageError("missing command (distinct, hll, bloom, bench; see probkit --help)");
   const std::string& cmd = args[0];
   const Args rest(args.begin() + 1, args.end());
+  if (cmd == "help" && !rest.empty() && rest[0] != "help") {
+    // `probkit help hll add` is `probkit hll add --help`.
+    Args asked = rest;
+    asked.push_back("--help");
+    return dispatch(asked);
+  }
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
     std::cout << kUsage;
     return 0;

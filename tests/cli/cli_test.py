@@ -161,8 +161,27 @@ class DistinctTest(CliTestCase):
             for common in (b"--backend", b"--threads", b"--help"):
                 self.assertIn(common, out, cmd)
             self.assertEqual(err, "")
+            # `probkit help CMD` is `probkit CMD --help` (it printed the top-level usage).
+            self.assertEqual(run(["help", *cmd])[1], out, cmd)
         for top in (["--help"], ["hll", "--help"], ["bloom", "--help"]):
             self.assertIn(b"usage", run(top)[1])
+        self.assertEqual(run(["help", "hll"])[1], run(["hll", "--help"])[1])
+        # The field options are in every synopsis of a command that takes them.
+        for cmd in (["distinct"], ["hll", "add"], ["bloom", "build"], ["bloom", "query"]):
+            self.assertIn(b"[--field N [--delimiter C]]", run([*cmd, "--help"])[1].splitlines()[0], cmd)
+
+    def test_names_are_read_in_any_case(self):
+        # --backend SCALAR passed while --hash REDIS and --layout PARQUET_SBBF did not.
+        keys = b"a\nb\n"
+        for args in ((["hll", "add", "--hash", "redis"], ["hll", "add", "--hash", "REDIS"]),
+                     (["bloom", "build", "--capacity", "10", "--fpr", "0.1", "--layout", "parquet_sbbf", "-o"],
+                      ["bloom", "build", "--capacity", "10", "--fpr", "0.1", "--layout", "Parquet_SBBF", "-o"])):
+            outs = []
+            for i, a in enumerate(args):
+                f = self.path("out%d" % i)
+                run([*a, f], stdin=keys)
+                outs.append(self.read("out%d" % i))
+            self.assertEqual(outs[0], outs[1], args)
 
 
 class HllTest(CliTestCase):
@@ -369,6 +388,20 @@ class BloomTest(CliTestCase):
                            stdin=lines_bytes(b"%d" % i for i in range(5000)))
         self.assertEqual(code, 0)
         self.assertIn("warning", err)
+        _, _, err = run(["bloom", "build", "--capacity", "100", "--fpr", "0.01", "-o", self.path("f.pkbf")],
+                        stdin=lines_bytes(b"%d" % i for i in range(300)))
+        self.assertIn("warning: about", err)
+        # Three keys in a filter for one: one whole block, whose rate (about 0.006) beats the 0.1 asked. The
+        # warning said the rate was "about 0.00584, not 0.1", as if that were worse.
+        _, _, err = run(["bloom", "build", "--capacity", "1", "--fpr", "0.1", "-o", self.path("f.pkbf")],
+                        stdin=b"a\nb\nc\n")
+        self.assertEqual(err, "")
+
+    def test_filter_past_the_format_names_the_options(self):
+        err = self.assert_fails(["bloom", "build", "--capacity", "10", "--fpr", "1e-320", "-o", self.path("f.pkbf")],
+                                stdin=b"a\n")
+        self.assertIn("--capacity 10 at --fpr 1e-320", err)
+        self.assert_no_stray_files([])
 
     def test_saturated_filter_warns(self):
         # Every bit set: the estimated count is infinite (the warning said the
@@ -442,12 +475,25 @@ class BadInputTest(CliTestCase):
                            (["bloom", "build", "--capacity", "1e", "--fpr", "0.01", "-o", out], "--capacity"),
                            (["bloom", "build", "--capacity", "10", "--fpr", "0x1p-4", "-o", out], "--fpr"),
                            (["bloom", "build", "--capacity", "10", "--fpr", " 0.1", "-o", out], "--fpr"),
-                           (["bloom", "build", "--capacity", "10", "--fpr", ".", "-o", out], "--fpr")):
+                           (["bloom", "build", "--capacity", "10", "--fpr", ".", "-o", out], "--fpr"),
+                           # Whole numbers exactly, not as strtod rounds them: these passed as 5, 1001, 0 and 0.
+                           (["distinct", "--precision", "4.99999999999999999999"], "--precision"),
+                           (["bloom", "build", "--capacity", "1000.00000000000000001", "--fpr", "0.01", "-o", out],
+                            "--capacity"),
+                           (["distinct", "--threads", "1e-400"], "--threads"),
+                           (["distinct", "--threads", "-0"], "--threads"),
+                           (["distinct", "--threads", "1.8446744073709551616e19"], "--threads")):
             self.assert_fails(args, stdin=b"a\n", mentions=what)
         self.assert_no_stray_files([])
+        # A range is shown as written, not as "(0.000000, 1.000000)".
+        self.assert_fails(["bloom", "build", "--capacity", "10", "--fpr", "2", "-o", out], mentions="in (0, 1)")
         # What people write still works.
         for capacity, fpr in (("1e6", "0.001"), ("1000", "1e-3"), ("2.5e3", ".05"), ("1E4", "5E-2")):
             run(["bloom", "build", "--capacity", capacity, "--fpr", fpr, "-o", out], stdin=b"a\n")
+        keys = lines_bytes(b"%d" % i for i in range(1000))
+        want = run(["distinct", "--precision", "5"], stdin=keys)[1]
+        for five in ("5.0", "5e0", "0.5e1", "50e-1", "0005.000"):
+            self.assertEqual(run(["distinct", "--precision", five], stdin=keys)[1], want, five)
 
     def test_bad_options_and_operands(self):
         self.assert_fails([], mentions="command")
@@ -458,6 +504,8 @@ class BadInputTest(CliTestCase):
         self.assert_fails(["distinct", "--backend", "quantum"], mentions="quantum")
         self.assert_fails(["distinct", "--delimiter", ","], mentions="--field")
         self.assert_fails(["distinct", "--field", "1", "--delimiter", ",,"], mentions="--delimiter")
+        # A line never holds its own end: every field past the first was the empty key.
+        self.assert_fails(["distinct", "--field", "2", "--delimiter", "\n"], stdin=b"a\n", mentions="--delimiter")
         self.assert_fails(["hll"], mentions="subcommand")
         self.assert_fails(["hll", "fold"], mentions="fold")
         self.assert_fails(["hll", "add"], mentions="SKETCH")

@@ -1,8 +1,11 @@
 #include "cli/args.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <optional>
 
 #include "cli/errors.hpp"
 
@@ -99,18 +102,65 @@ bool plain_decimal(std::string_view s) {
 
 }  // namespace
 
+namespace {
+
+// The exact value of a whole number written with a fraction or an exponent
+// ("1e6", "2.5e3", "1000.0"); nullopt where it is not whole, does not fit 64
+// bits or has a sign (a count is never negative, and "-0" is a slip). Exact,
+// where strtod rounds: "4.99999999999999999999" is not 5, nor "1e-400" 0.
+std::optional<std::uint64_t> whole_number(std::string_view s) {
+  if (!plain_decimal(s) || s.front() == '-') return std::nullopt;
+  std::string digits;
+  std::size_t i = 0;
+  long long fraction_digits = 0;
+  for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i) digits += s[i];
+  if (i < s.size() && s[i] == '.') {
+    for (++i; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i, ++fraction_digits) digits += s[i];
+  }
+  long long exponent = 0;
+  if (i < s.size()) {  // 'e' or 'E'
+    const bool negative = s[++i] == '-';
+    if (s[i] == '+' || s[i] == '-') ++i;
+    for (; i < s.size(); ++i) exponent = std::min(exponent * 10 + (s[i] - '0'), 1'000'000LL);
+    if (negative) exponent = -exponent;
+  }
+  digits.erase(0, std::min(digits.size(), digits.find_first_not_of('0')));
+  if (digits.empty()) return 0;
+  const long long shift = exponent - fraction_digits;  // value = digits * 10^shift
+  if (shift < 0) {
+    // Whole only where the digits shifted out are all zeros (the first digit is not).
+    const auto dropped = static_cast<std::size_t>(-shift);
+    if (dropped >= digits.size() || digits.find_first_not_of('0', digits.size() - dropped) != std::string::npos) {
+      return std::nullopt;
+    }
+    digits.resize(digits.size() - dropped);
+  } else {
+    if (static_cast<long long>(digits.size()) + shift > 20) return std::nullopt;
+    digits.append(static_cast<std::size_t>(shift), '0');
+  }
+  std::uint64_t v = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+  if (ec != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
+  return v;
+}
+
+std::string number_text(double d) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", d);
+  return buf;
+}
+
+}  // namespace
+
 std::uint64_t parse_u64(std::string_view option, std::string_view text, std::uint64_t min,
                         std::uint64_t max) {
   std::uint64_t v = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   bool ok = ec == std::errc() && end == text.data() + text.size() && !text.empty();
   if (!ok) {
-    // Also accept a whole number in scientific notation, as "1e6".
-    const std::string s(text);
-    char* e = nullptr;
-    const double d = plain_decimal(s) ? std::strtod(s.c_str(), &e) : NAN;
-    ok = e == s.c_str() + s.size() && d >= 0 && d == std::floor(d) && d < 1.8446744073709552e19;
-    v = ok ? static_cast<std::uint64_t>(d) : 0;
+    const std::optional<std::uint64_t> whole = whole_number(text);
+    ok = whole.has_value();
+    v = whole.value_or(0);
   }
   if (!ok || v < min || v > max) {
     throw UsageError("--" + std::string(option) + " '" + std::string(text) + "' is not a whole number in [" +
@@ -126,8 +176,8 @@ double parse_double(std::string_view option, std::string_view text, double min_e
   const bool plain = plain_decimal(s);
   const double d = plain ? std::strtod(s.c_str(), &end) : NAN;
   if (!plain || end != s.c_str() + s.size() || !std::isfinite(d) || d <= min_exclusive || d >= max_exclusive) {
-    throw UsageError("--" + std::string(option) + " '" + s + "' is not a number in (" +
-                     std::to_string(min_exclusive) + ", " + std::to_string(max_exclusive) + ")");
+    throw UsageError("--" + std::string(option) + " '" + s + "' is not a number in (" + number_text(min_exclusive) +
+                     ", " + number_text(max_exclusive) + ")");
   }
   return d;
 }

@@ -1,7 +1,8 @@
 // Lines -> keys. A line is its bytes without the terminator ('\n' or
 // "\r\n"); the last line of an input may lack the terminator. With a field
 // selected, the key is that field of the line (1-based, split on one
-// delimiter byte); a line with fewer fields has the empty key, as awk's $N.
+// delimiter byte, each one ending a field, as cut -d splits); a line with
+// fewer fields has the empty key.
 #pragma once
 #include <cstddef>
 #include <cstdint>

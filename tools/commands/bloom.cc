@@ -14,13 +14,13 @@ namespace probkit::cli {
 namespace {
 
 const char* const kBloomUsage =
-    "probkit bloom build --capacity N --fpr P [--layout cacheline512|parquet_sbbf] -o FILTER [FILE...]\n"
-    "       probkit bloom query (--absent|--present) FILTER [FILE...]\n"
+    "probkit bloom build --capacity N --fpr P [--layout cacheline512|parquet_sbbf] [--field N [--delimiter C]] -o FILTER [FILE...]\n"
+    "       probkit bloom query (--absent|--present) [--field N [--delimiter C]] FILTER [FILE...]\n"
     "       probkit bloom info FILTER";
 
 BloomLayout parse_layout(const std::string& name) {
-  if (name == "cacheline512") return BloomLayout::Cacheline512;
-  if (name == "parquet_sbbf") return BloomLayout::ParquetSbbf;
+  if (lower_case(name) == "cacheline512") return BloomLayout::Cacheline512;
+  if (lower_case(name) == "parquet_sbbf") return BloomLayout::ParquetSbbf;
   throw UsageError("--layout '" + name + "' is not a layout (valid: cacheline512, parquet_sbbf)");
 }
 
@@ -36,7 +36,7 @@ int bloom_build(const Args& argv) {
                                {"output", "FILTER", "the filter file to write (also -o)"}});
   specs = with_common_options(specs);
   const ParsedArgs args = parse(argv, specs, "bloom build");
-  if (print_help_if_asked(args, "probkit bloom build --capacity N --fpr P [--layout cacheline512|parquet_sbbf] -o FILTER [FILE...]\n"
+  if (print_help_if_asked(args, "probkit bloom build --capacity N --fpr P [--layout cacheline512|parquet_sbbf] [--field N [--delimiter C]] -o FILTER [FILE...]\n"
                                 "Builds a Bloom filter of the lines of the files (or standard input).",
                           specs)) {
     return 0;
@@ -62,6 +62,11 @@ int bloom_build(const Args& argv) {
     } catch (const probkit::AllocationError& e) {
       throw InputError("bloom build: a filter for --capacity " + std::to_string(n) + " at --fpr " + *fpr_text +
                        " does not fit in memory: " + e.what());
+    } catch (const probkit::Error& e) {
+      // Past what the format holds (more than 2^32 - 1 blocks): said in the
+      // user's own words, not the library's rounding of them.
+      throw InputError("bloom build: no filter holds --capacity " + std::to_string(n) + " at --fpr " + *fpr_text +
+                       ": " + e.what());
     }
   }();
   add_lines(reader, keys, common, filter);
@@ -73,7 +78,11 @@ int bloom_build(const Args& argv) {
                  "probkit: warning: the filter is saturated (every bit set): far more distinct keys than "
                  "--capacity %llu; every query will answer 'maybe present' (false-positive rate 1, not %g)\n",
                  static_cast<unsigned long long>(n), fpr);
-  } else if (inserted > 1.1 * static_cast<double>(n)) {
+  } else if (inserted > 1.1 * static_cast<double>(n) &&
+             filter.expected_fpr(static_cast<std::uint64_t>(inserted)) > fpr) {
+    // Only where the rate is worse than asked: a filter rounded up to whole
+    // blocks (--capacity 1 is one block) can hold more keys than N and still
+    // beat --fpr.
     std::fprintf(stderr, "probkit: warning: about %.0f distinct keys is more than --capacity %llu; the "
                  "false-positive rate is about %.3g, not %g\n",
                  inserted, static_cast<unsigned long long>(n), filter.expected_fpr(static_cast<std::uint64_t>(inserted)), fpr);
@@ -87,7 +96,7 @@ int bloom_query(const Args& argv) {
                                {"present", "", "write the lines possibly in the filter"}});
   specs = with_common_options(specs);
   const ParsedArgs args = parse(argv, specs, "bloom query");
-  if (print_help_if_asked(args, "probkit bloom query (--absent|--present) FILTER [FILE...]\n"
+  if (print_help_if_asked(args, "probkit bloom query (--absent|--present) [--field N [--delimiter C]] FILTER [FILE...]\n"
                                 "Writes the lines of the files (or standard input) whose key is certainly absent\n"
                                 "from (--absent) or possibly present in (--present) FILTER, in input order.",
                           specs)) {

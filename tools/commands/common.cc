@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -104,16 +105,22 @@ KeySpec key_spec(const ParsedArgs& args) {
   if (auto d = args.value("delimiter")) {
     if (!args.has("field")) throw UsageError("--delimiter needs --field");
     if (*d == "tab" || *d == "\\t") k.delimiter = '\t';
+    else if (*d == "\n") throw UsageError("--delimiter cannot be a newline: it ends the line, so no line holds one");
     else if (d->size() == 1) k.delimiter = (*d)[0];
     else throw UsageError("--delimiter '" + *d + "' is not one byte (or 'tab')");
   }
   return k;
 }
 
+std::string lower_case(std::string name) {
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return name;
+}
+
 HashSpec hash_spec(const ParsedArgs& args) {
   const auto h = args.value("hash");
-  if (!h || *h == "xxh64") return HashSpec{};
-  if (*h == "redis") return HashSpec::redis();
+  if (!h || lower_case(*h) == "xxh64") return HashSpec{};
+  if (lower_case(*h) == "redis") return HashSpec::redis();
   throw UsageError("--hash '" + *h + "' is not a hash (valid: xxh64, redis)");
 }
 

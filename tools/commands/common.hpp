@@ -36,6 +36,8 @@ bool print_help_if_asked(const ParsedArgs& args, std::string_view usage,
 
 std::vector<OptionSpec> key_options();  // --field, --delimiter
 KeySpec key_spec(const ParsedArgs& args);
+// Names of hashes and layouts are read in any case, as --backend's are.
+std::string lower_case(std::string name);
 // --hash xxh64|redis (default xxh64).
 HashSpec hash_spec(const ParsedArgs& args);
 std::string hash_name(HashSpec spec);
