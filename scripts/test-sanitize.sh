@@ -13,7 +13,7 @@
 #
 # --quick is what scripts/test.sh (CI) runs: -O1 and one Highway target per
 # x86 code family; for ASan + UBSan every test but the accuracy statistics,
-# about 5.5 minutes on two cores; for TSan, whose tests run 5x slower, only
+# against libprobkit built as a shared library, about 5.5 minutes on two cores; for TSan, whose tests run 5x slower, only
 # the tests of the multi-threaded machinery (the worker pool, the Bloom hash
 # exchange, the multi-threaded bulk paths against one thread, const calls on
 # shared objects), about 1.5 minutes. The whole runs take about 10 and 35
@@ -30,7 +30,7 @@ for arg in "$@"; do
     *) echo "usage: $0 [--thread] [--quick]" >&2; exit 2 ;;
   esac
 done
-select_tests=() optimize="-O2 -g" defines="" targets=()
+select_tests=() optimize="-O2 -g" defines="" targets=() library_kind=()
 if [[ -n $quick ]]; then
   build+=-quick
   # -O1 and line tables only: half the compile time of -O2 -g.
@@ -49,11 +49,15 @@ if [[ -n $quick ]]; then
   else
     # Statistics over fixed seeds, through the paths the identity tests run.
     select_tests=(-E '^Accuracy\.')
+    # libprobkit.so, where the native build makes libprobkit.a: every test
+    # (the installed package's and its program's among them) then runs
+    # against a shared library too, at no extra build.
+    library_kind=(-DBUILD_SHARED_LIBS=ON)
   fi
 fi
 build=${PROBKIT_BUILD_DIR:-$build}
 
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPROBKIT_CUDA=OFF -DPROBKIT_BUILD_BENCH=OFF \
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPROBKIT_CUDA=OFF -DPROBKIT_BUILD_BENCH=OFF "${library_kind[@]}" \
   "-DCMAKE_CXX_FLAGS=$flags $defines -fno-omit-frame-pointer" "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=$optimize -DNDEBUG" \
   "-DCMAKE_EXE_LINKER_FLAGS=$flags"
 cmake --build "$build" -j "$(nproc)" "${targets[@]}"

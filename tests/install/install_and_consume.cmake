@@ -22,3 +22,8 @@ step("configure consumer" ${CMAKE_COMMAND} -S "${CONSUMER_DIR}" -B "${WORK_DIR}/
      -DCMAKE_FIND_PACKAGE_PREFER_CONFIG=ON)
 step("build consumer" ${CMAKE_COMMAND} --build "${WORK_DIR}/build")
 step("run consumer" "${WORK_DIR}/build/app")
+# The command-line program runs from the prefix (a shared build's found no
+# libprobkit.so: it had no run path to the prefix's lib).
+if(EXISTS "${prefix}/bin/probkit")
+  step("run installed probkit" "${prefix}/bin/probkit" --version)
+endif()
