@@ -103,6 +103,23 @@ bool keys_in_device_memory(const KeyBatch& k, int device) {
   return true;
 }
 
+// Bytes of one element of the keys array a kernel reads: a key, or a string's offset.
+std::size_t element_width(KeyKind kind) { return kind == KeyKind::Offsets32 || kind == KeyKind::U32 ? 4 : 8; }
+
+// Keys in device memory aligned to their width, as C++ requires of a typed
+// pointer: the kernels load keys and offsets as typed words, and a GPU faults
+// on a misaligned one with an error that ends every later CUDA call of the
+// process (cudaErrorMisalignedAddress is sticky). Host keys are staged into
+// aligned buffers, or read by the copy engine, which takes any address.
+void require_aligned_device_keys(const KeyBatch& k) {
+  const std::size_t width = element_width(k.kind);
+  const auto address = reinterpret_cast<std::uintptr_t>(k.keys);
+  if (address % width == 0) return;
+  throw Error(std::string(is_string(k.kind) ? "string offsets" : "keys") + " in device memory at address " +
+              std::to_string(address) + " are not aligned to their " + std::to_string(width) +
+              "-byte width, as a typed pointer must be");
+}
+
 // Frees a stream-ordered allocation when the scope ends (also on throw).
 struct AsyncBuffer {
   void* ptr = nullptr;
@@ -327,7 +344,7 @@ class Stager {
 
   DeviceKeys device_view(std::size_t first, std::size_t end) const {
     const auto* base = static_cast<const std::uint8_t*>(k_.keys);
-    const std::size_t width = k_.kind == KeyKind::Offsets32 ? 4 : k_.kind == KeyKind::U32 ? 4 : 8;
+    const std::size_t width = element_width(k_.kind);
     // String offsets index the whole data buffer, so a chunk only moves them.
     return DeviceKeys{k_.kind, end - first, base + first * width, k_.data};
   }
@@ -384,6 +401,7 @@ class Stager {
 void run_bulk(const KeyBatch& k, std::uint8_t* out, const Launch& l, const DeviceInfo& info, const ChunkFn& fn) {
   if (k.n == 0) return;
   const bool keys_dev = keys_in_device_memory(k, l.device);
+  if (keys_dev) require_aligned_device_keys(k);
   bool out_dev = false;
   if (out != nullptr) {
     const int where = residence(out);

@@ -638,6 +638,59 @@ TEST(CudaBloom, BadDeviceOffsetsAreRejectedBeforeAnyWrite) {
   EXPECT_TRUE(f == before);
 }
 
+// A typed pointer off its width's alignment (undefined in C++) made the GPU
+// fault with cudaErrorMisalignedAddress, which is sticky: every later CUDA
+// call of the process failed, other objects' included. Such device keys and
+// offsets are an Error before any launch, and nothing changes.
+TEST(CudaBloom, MisalignedDeviceKeysAreErrorsThatChangeNothing) {
+  PROBKIT_REQUIRE_GPU();
+  BloomFilter f(64, 6);
+  HyperLogLog h(14);
+  f.add(std::vector<std::uint64_t>{1, 2, 3});
+  h.add(std::vector<std::uint64_t>{1, 2, 3});
+  f.to_device();
+  h.to_device();
+  const BloomFilter f_before = f;
+  const HyperLogLog h_before = h;
+  const DeviceVector<std::uint64_t> raw(std::vector<std::uint64_t>(65, 0x0101010101010101ULL));
+  const auto* bytes = reinterpret_cast<const std::uint8_t*>(raw.cspan().data());
+  DeviceVector<std::uint8_t> hits(64);
+  const auto expect_refused = [&](const Keys& keys, const char* what) {
+    for (int op = 0; op < 3; ++op) {
+      try {
+        if (op == 0) f.add(keys);
+        if (op == 1) f.contains(keys, hits.span().first(keys.size()));
+        if (op == 2) h.add(keys);
+        ADD_FAILURE() << what << ": misaligned device keys accepted (op " << op << ")";
+      } catch (const probkit::Error& e) {
+        EXPECT_NE(std::string(e.what()).find("aligned"), std::string::npos) << e.what();
+      }
+    }
+  };
+  const auto at = [&](std::size_t shift) { return bytes + shift; };
+  expect_refused(Keys(std::span(reinterpret_cast<const std::uint64_t*>(at(4)), 64), KeyMemory::Device), "u64 +4");
+  expect_refused(Keys(std::span(reinterpret_cast<const std::uint32_t*>(at(2)), 64), KeyMemory::Device), "u32 +2");
+  expect_refused(Keys(probkit::Prehashed{std::span(reinterpret_cast<const std::uint64_t*>(at(1)), 64)}, KeyMemory::Device),
+                 "prehashed +1");
+  // String offsets all zero (every key empty), so that only their alignment is wrong.
+  const DeviceVector<std::uint64_t> zeros(std::vector<std::uint64_t>(65, 0));
+  const auto* zbytes = reinterpret_cast<const std::uint8_t*>(zeros.cspan().data());
+  const std::span<const std::uint8_t> data(bytes, 8);
+  expect_refused(Keys(probkit::StringBatch<std::int64_t>{
+                          std::span(reinterpret_cast<const std::int64_t*>(zbytes + 4), 64), data},
+                      KeyMemory::Device),
+                 "offsets64 +4");
+  expect_refused(Keys(probkit::StringBatch<std::int32_t>{
+                          std::span(reinterpret_cast<const std::int32_t*>(zbytes + 2), 64), data},
+                      KeyMemory::Device),
+                 "offsets32 +2");
+  EXPECT_TRUE(f == f_before);
+  EXPECT_TRUE(h == h_before);
+  // Aligned, the same memory serves.
+  f.add(Keys(std::span(reinterpret_cast<const std::uint64_t*>(at(8)), 64), KeyMemory::Device));
+  EXPECT_FALSE(f == f_before);
+}
+
 // Strings longer than a staging chunk's byte budget (in the simulator) and
 // batches whose bytes split unevenly across chunks.
 TEST(CudaBloom, LongStringsFromHost) {
