@@ -104,8 +104,15 @@ cudaError_t launch_hll_add(std::uint8_t* registers, std::uint32_t p, const Devic
       return cudaGetLastError();
     }
     auto* kernel = &hll_add_shared_kernel<K>;
+    // The limit belongs to the kernel, for every thread of the process: set
+    // to what the largest precision that fits asks, the same value from
+    // every call, it cannot drop under a launch of another thread (set for
+    // p = 10 between this call's setting for p = 14 and its launch, it
+    // failed the launch). A launch still takes only its own `shared` bytes.
+    std::size_t limit = 4 * 16;
+    while (2 * limit <= shared_optin && limit < 4 * (std::size_t{1} << 18)) limit *= 2;
     cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         static_cast<int>(shared));
+                                         static_cast<int>(limit));
     if (e != cudaSuccess) return e;
     int per_sm = 0;
     e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kSharedThreads, shared);

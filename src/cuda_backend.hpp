@@ -60,7 +60,8 @@ struct Launch {
 // Bulk operations on a device-resident filter or sketch. Keys may be in host
 // or device memory (KeyBatch::memory, Detect resolved here); host keys are
 // streamed through pinned staging buffers. Inputs are validated before
-// anything is written.
+// anything is written; a CUDA error after the first chunk's launch leaves
+// the chunks before it applied (include/probkit/error.hpp).
 void bloom_add(const BloomRef& f, const KeyBatch& keys, HashSpec spec, const Launch& l);
 // out (host or device memory, keys.n bytes) and/or *count (host or device) may be null.
 void bloom_contains(const BloomRef& f, const KeyBatch& keys, HashSpec spec, std::uint8_t* out,

@@ -15,6 +15,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -754,6 +755,39 @@ TEST(CudaHll, Identity) {
         if (kind != KeyKind::Views) expect_hll_identity(p, kind, n, true);
       }
     }
+  }
+}
+
+// The shared-memory add kernel's dynamic shared memory limit is one per
+// kernel for the whole process: one thread setting it for p = 10 between
+// another's setting for p = 14 and its launch failed that launch. Two threads
+// add to sketches of the two precisions at once, many times over.
+TEST(CudaHll, ThreadsAddingAtDifferentPrecisionsAtOnce) {
+  PROBKIT_REQUIRE_GPU();
+  const KeySet keys(4096, 41);
+  const Keys batch = keys.host(KeyKind::U64);
+  std::vector<HyperLogLog> dev, ref;
+  for (std::uint32_t p : {10u, 14u}) {
+    ref.emplace_back(p);
+    ref.back().add(batch, Backend::Scalar);
+    dev.emplace_back(p);
+    dev.back().to_device();
+  }
+  std::vector<std::string> errors(2);
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < 2; ++t) {
+    threads.emplace_back([&, t] {
+      try {
+        for (int i = 0; i < 300; ++i) dev[t].add(batch);
+      } catch (const std::exception& e) {
+        errors[t] = e.what();
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (std::size_t t = 0; t < 2; ++t) {
+    EXPECT_EQ(errors[t], "") << "precision " << dev[t].precision();
+    EXPECT_TRUE(dev[t] == ref[t]) << "precision " << dev[t].precision();
   }
 }
 

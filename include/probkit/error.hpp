@@ -6,7 +6,11 @@ namespace probkit {
 
 // Thrown at every API boundary for bad parameters, bad input bytes and
 // unavailable backends. The message names the bad value and the valid range.
-// An operation that throws leaves its object unchanged.
+// An operation that throws leaves its object unchanged. The one exception:
+// a CUDA error the device reports after a device-resident object's bulk call
+// launched its first kernel (a device fault or a lost device, which most
+// often end the process's CUDA context too) may leave part of the batch
+// applied; every check of the call's own inputs comes before that launch.
 class Error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
