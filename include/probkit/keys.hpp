@@ -4,6 +4,9 @@
 // offsets, make a new Keys. A bulk call throws Error for keys whose memory
 // overlaps what it writes (the filter's bitset, the sketch's registers,
 // contains' output); the bytes a string_view points to are not checked.
+// Key and offset arrays are aligned to their element width, as any typed
+// pointer must be; a device-resident object's call refuses device ones that
+// are not (a GPU would fault), before it changes anything.
 #pragma once
 #include <cstddef>
 #include <cstdint>
