@@ -393,10 +393,19 @@ double BloomFilter::fill_ratio() const {
 }
 
 double BloomFilter::estimated_count() const {
-  // Swamidass & Baldi (2007): n ~= -(m / k) ln(1 - X / m), X = bits set.
+  // Swamidass & Baldi (2007), for blocks: a key sets a given bit when it
+  // lands in that bit's block (1 / nb) and one of its probes there takes the
+  // bit: q = 1 - (1 - 1/512)^k for cacheline512's k probes (repeats
+  // allowed), 1/32 for parquet_sbbf's one bit in each 32-bit word. After n
+  // keys, fill = 1 - (1 - q / nb)^n; solved for n. (The classic
+  // -(m / k) ln(1 - fill) takes q = k / 512: 0.5% low at k = 6, 1.5% at 16.)
   const double fill = fill_ratio();
   if (fill >= 1.0) return std::numeric_limits<double>::infinity();
-  return -static_cast<double>(size_bits()) / k_ * std::log1p(-fill);
+  if (fill <= 0.0) return 0.0;
+  const double block_bits = layout_ == BloomLayout::Cacheline512 ? 512.0 : 32.0;
+  const std::uint32_t probes = layout_ == BloomLayout::Cacheline512 ? k_ : 1;
+  const double q = -std::expm1(probes * std::log1p(-1.0 / block_bits));
+  return std::log1p(-fill) / std::log1p(-q / static_cast<double>(num_blocks_));
 }
 
 namespace {

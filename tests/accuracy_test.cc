@@ -67,6 +67,23 @@ TEST(Accuracy, ParquetSbbfMatchesItsModel) {
   }
 }
 
+// The popcount estimate of the distinct keys inserted (RedisBloom's BF.CARD),
+// whose standard deviation at 10^6 keys is about 0.03%. The classic
+// -(m / k) ln(1 - fill) read 0.5% low at k = 6 and 1.5% at k = 16.
+TEST(Accuracy, EstimatedCountOfDistinctKeys) {
+  const std::vector<std::uint64_t> keys = iota_keys(0, kInserted);
+  const auto expect_count = [&](BloomFilter f) {
+    f.add(keys);
+    EXPECT_NEAR(f.estimated_count() / static_cast<double>(kInserted), 1.0, 0.002)
+        << "layout " << static_cast<int>(f.layout()) << " k = " << f.k();
+    std::printf("estimated_count, k=%u: %.0f of %llu\n", f.k(), f.estimated_count(),
+                static_cast<unsigned long long>(kInserted));
+  };
+  for (std::uint32_t k : {1u, 6u, 16u}) expect_count(BloomFilter(kInserted * 10 / 512, k));
+  expect_count(BloomFilter(kInserted * 10 / 256, 8, BloomLayout::ParquetSbbf));
+  EXPECT_EQ(BloomFilter(100, 6).estimated_count(), 0.0);
+}
+
 // 100 sketches with hash seeds 0..99 over keys 0..n-1 are 100 independent
 // experiments. Ertl's estimator at p = 14 has a standard error of about
 // 1.04 / sqrt(2^14) = 0.81% and no visible bias.
