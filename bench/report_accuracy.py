@@ -44,7 +44,8 @@ def write_accuracy(hll_meta, hll_rows, bloom_meta, bloom_rows, machine, docs):
         exact = exact_cacheline_fpr(float(r["bits_per_key"]), int(r["k"])) if r["layout"] == "cacheline512" else model
         brows.append([r["layout"], f"{float(r['bits_per_key']):.1f}", r["k"], f"{measured:.3e}", f"{model:.3e}",
                       f"{measured / model:.3f}", f"{exact:.3e}", f"{measured / exact:.3f}",
-                      f"{float(r['classic_fpr']):.3e}", f"{float(r['classic_best_fpr']):.3e} (k={r['classic_best_k']})"])
+                      f"{float(r['classic_fpr']):.3e}",
+                      f"{float(r['classic_best_fpr']):.3e} (k={r['classic_best_k']})"])
     commit = hll_meta.get("commit", machine.get("commit", "?"))
     date = hll_meta.get("date", machine.get("date", "?"))
     # The CSVs name the machine that produced them (bench-report.sh may keep them from an earlier run,

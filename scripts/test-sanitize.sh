@@ -13,7 +13,8 @@
 #
 # --quick is what scripts/test.sh (CI) runs: -O1 and one Highway target per
 # x86 code family; for ASan + UBSan every test but the accuracy statistics,
-# against libprobkit built as a shared library, about 5.5 minutes on two cores; for TSan, whose tests run 5x slower, only
+# against libprobkit built as a shared library, about 5.5 minutes on two
+# cores; for TSan, whose tests run 5x slower, only
 # the tests of the multi-threaded machinery (the worker pool, the Bloom hash
 # exchange, the multi-threaded bulk paths against one thread, const calls on
 # shared objects), about 1.5 minutes. The whole runs take about 10 and 35
@@ -57,7 +58,8 @@ if [[ -n $quick ]]; then
 fi
 build=${PROBKIT_BUILD_DIR:-$build}
 
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPROBKIT_CUDA=OFF -DPROBKIT_BUILD_BENCH=OFF "${library_kind[@]}" \
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPROBKIT_CUDA=OFF -DPROBKIT_BUILD_BENCH=OFF \
+  "${library_kind[@]}" \
   "-DCMAKE_CXX_FLAGS=$flags $defines -fno-omit-frame-pointer" "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=$optimize -DNDEBUG" \
   "-DCMAKE_EXE_LINKER_FLAGS=$flags"
 cmake --build "$build" -j "$(nproc)" "${targets[@]}"

@@ -100,10 +100,6 @@ bool plain_decimal(std::string_view s) {
   return i == s.size();
 }
 
-}  // namespace
-
-namespace {
-
 // The exact value of a whole number written with a fraction or an exponent
 // ("1e6", "2.5e3", "1000.0"); nullopt where it is not whole, does not fit 64
 // bits or has a sign (a count is never negative, and "-0" is a slip). Exact,

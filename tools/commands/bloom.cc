@@ -14,13 +14,15 @@ namespace probkit::cli {
 namespace {
 
 const char* const kBloomUsage =
-    "probkit bloom build --capacity N --fpr P [--layout cacheline512|parquet_sbbf] [--field N [--delimiter C]] -o FILTER [FILE...]\n"
+    "probkit bloom build --capacity N --fpr P [--layout cacheline512|parquet_sbbf] [--field N [--delimiter C]]\n"
+    "                           -o FILTER [FILE...]\n"
     "       probkit bloom query (--absent|--present) [--field N [--delimiter C]] FILTER [FILE...]\n"
     "       probkit bloom info FILTER";
 
 BloomLayout parse_layout(const std::string& name) {
-  if (lower_case(name) == "cacheline512") return BloomLayout::Cacheline512;
-  if (lower_case(name) == "parquet_sbbf") return BloomLayout::ParquetSbbf;
+  const std::string lower = lower_case(name);
+  if (lower == "cacheline512") return BloomLayout::Cacheline512;
+  if (lower == "parquet_sbbf") return BloomLayout::ParquetSbbf;
   throw UsageError("--layout '" + name + "' is not a layout (valid: cacheline512, parquet_sbbf)");
 }
 

@@ -119,8 +119,9 @@ std::string lower_case(std::string name) {
 
 HashSpec hash_spec(const ParsedArgs& args) {
   const auto h = args.value("hash");
-  if (!h || lower_case(*h) == "xxh64") return HashSpec{};
-  if (lower_case(*h) == "redis") return HashSpec::redis();
+  const std::string lower = lower_case(h.value_or("xxh64"));
+  if (lower == "xxh64") return HashSpec{};
+  if (lower == "redis") return HashSpec::redis();
   throw UsageError("--hash '" + *h + "' is not a hash (valid: xxh64, redis)");
 }
 
