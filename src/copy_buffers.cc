@@ -6,6 +6,8 @@
 #include <new>
 #include <string>
 
+#include <pthread.h>
+
 #include "probkit/error.hpp"
 #include "worker_pool.hpp"
 
@@ -22,7 +24,14 @@ namespace {
 class Kept {
  public:
   static Kept& instance() {
-    static Kept* kept = new Kept;  // never destroyed: worker threads may outlive main
+    static Kept* kept = [] {
+      // fork() copies the mutex as it is: taken then by another thread, it
+      // would stay taken in the child for ever. Held by the forking thread
+      // across the fork instead (it is only ever held for a moment).
+      pthread_atfork([] { instance().mutex_.lock(); }, [] { instance().mutex_.unlock(); },
+                     [] { instance().mutex_.unlock(); });
+      return new Kept;  // never destroyed: worker threads may outlive main
+    }();
     return *kept;
   }
 

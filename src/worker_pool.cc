@@ -12,6 +12,8 @@
 #include <thread>
 #include <vector>
 
+#include <pthread.h>
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
@@ -48,12 +50,28 @@ thread_local bool t_inside_pool = false;
               "): set_threads() or PROBKIT_THREADS can ask for fewer");
 }
 
+class Pool;
+
+// The process's pool, made at its first pooled call. A child of fork() has
+// none of the parent's threads, only their bookkeeping (a call waited for
+// ever there on a worker that did not exist): the child forgets the
+// parent's pool and makes its own at its first call.
+std::atomic<Pool*> g_pool{nullptr};
+
+extern "C" void forget_the_parents_pool() { g_pool.store(nullptr, std::memory_order_relaxed); }
+
 class Pool {
  public:
   // Never destroyed: its threads sleep on a condition variable when idle, and
-  // a process exits with them asleep.
+  // a process exits with them asleep (a forked child leaves its parent's).
   static Pool& instance() {
-    static Pool* pool = new Pool;
+    Pool* pool = g_pool.load(std::memory_order_acquire);
+    if (pool != nullptr) return *pool;
+    static const int registered = pthread_atfork(nullptr, nullptr, forget_the_parents_pool);
+    (void)registered;
+    auto* fresh = new Pool;
+    if (g_pool.compare_exchange_strong(pool, fresh, std::memory_order_acq_rel)) return *fresh;
+    delete fresh;  // another thread's first call made one first; this one has no threads yet
     return *pool;
   }
 

@@ -1,5 +1,7 @@
 // The bulk driver's pieces that are not covered through the public API.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <hwy/targets.h>
 
 #include <algorithm>
@@ -482,6 +484,35 @@ TEST(MultiThreadedHllAdd, PrivateRegistersMergeToTheOneThreadSketch) {
   delay_pool_claims_for_testing(std::chrono::seconds(0));
   EXPECT_TRUE(std::ranges::equal(got.registers(), want.registers())) << "pool threads late";
   set_threads(0);
+}
+
+// A child of fork() inherits the pool's bookkeeping but none of its threads:
+// its first add into a large filter (whose workers share the filter and wait
+// for each other) waited for ever on a worker that did not exist. The child
+// now makes a pool of its own. (Not under ThreadSanitizer, which refuses
+// threads after a multi-threaded fork.)
+TEST(ForkedChild, BulkCallsRunOnAPoolOfItsOwn) {
+  set_threads(2);
+  std::vector<std::uint64_t> keys(std::size_t{1} << 18);
+  for (std::size_t i = 0; i < keys.size(); ++i) keys[i] = i * 0x9e3779b97f4a7c15ULL;
+  BloomFilter before_fork(std::uint64_t{1} << 16, 6);  // 4 MiB: shared by the workers
+  before_fork.add(keys);                               // the pool starts its thread
+  HyperLogLog sketch(14);
+  sketch.add(keys);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    alarm(20);  // a hang ends the child with SIGALRM
+    BloomFilter f(std::uint64_t{1} << 16, 6);
+    f.add(keys);
+    HyperLogLog h(14);
+    h.add(keys);
+    _exit(f == before_fork && h == sketch ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "the child ended by signal " << WTERMSIG(status) << " (SIGALRM: it hung)";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "the child's filter or sketch differs from the parent's";
 }
 
 }  // namespace
