@@ -36,8 +36,12 @@ namespace {
 // entries (all five compiled by GCC 12 for aarch64) are tested under qemu at
 // several SVE vector lengths by scripts/test-arm64.sh.
 // clang-format off
-#define PROBKIT_SIMD_TARGET(T) {HWY_##T, hwy::TargetName(HWY_##T), &cpu::N_##T::kKernels},
-const SimdTarget kTargets[] = {
+// constinit: the table is in place before any constructor runs, so a bulk
+// call from a global's initialiser finds it (filled by hwy::TargetName at
+// start-up, its names were still null there, and the call crashed). #T is
+// the name hwy::TargetName gives.
+#define PROBKIT_SIMD_TARGET(T) {HWY_##T, #T, &cpu::N_##T::kKernels},
+constinit const SimdTarget kTargets[] = {
 #if HWY_TARGETS & HWY_AVX3_DL
     PROBKIT_SIMD_TARGET(AVX3_DL)
 #endif

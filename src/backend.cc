@@ -33,8 +33,10 @@ thread_local ServedBy t_last_served;
 
 std::mutex g_pin_mutex;
 std::string g_pinned_target;  // set_simd_target(); empty = not pinned by the API
-std::atomic<unsigned> g_threads{0};
-std::atomic<bool> g_threads_set{false};
+// set_threads(n)'s n + 1; 0 until it is called (PROBKIT_THREADS decides
+// then). One word: read as two, a call racing the first set_threads could
+// see it set with the count still 0.
+std::atomic<unsigned> g_threads_plus_one{0};
 
 std::span<const detail::SimdTarget> compiled() {
   const detail::SimdTarget* targets = nullptr;
@@ -161,13 +163,13 @@ void set_threads(unsigned n) {
     throw Error("set_threads: " + std::to_string(n) + " is not a thread count in [0, " +
                 std::to_string(detail::kMaxThreads) + "]");
   }
-  g_threads.store(n);
-  g_threads_set.store(true);
+  g_threads_plus_one.store(n + 1);
 }
 
 unsigned threads() {
-  unsigned n = g_threads.load();
-  if (!g_threads_set.load()) {
+  const unsigned set = g_threads_plus_one.load();
+  unsigned n = set == 0 ? 0 : set - 1;
+  if (set == 0) {
     const char* env = std::getenv("PROBKIT_THREADS");
     if (env != nullptr && *env != '\0') {  // set but empty = not set, as PROBKIT_READ_BUFFER
       // Digits only: from_chars takes no sign or white space, which strtoul
