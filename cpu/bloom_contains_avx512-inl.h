@@ -61,7 +61,8 @@ HWY_INLINE std::uint64_t contains_by_eights(const detail::BloomRef& f, const std
     }
     prefetch_stream(hashes + i);  // pre-hashed keys come straight from memory
     const __mmask8 keys_present = present(hashes + i);
-    hits += static_cast<std::uint64_t>(__builtin_popcount(keys_present));
+    // Counted from the zero-extended mask, as append_lanes (hash-inl.h) says why.
+    hits += static_cast<std::uint64_t>(__builtin_popcount(_cvtmask8_u32(keys_present)));
     if constexpr (kStore)
       _mm_storel_epi64(reinterpret_cast<__m128i*>(out + i), _mm_maskz_set1_epi8(keys_present, 1));
   }
@@ -265,7 +266,7 @@ HWY_NOINLINE std::uint64_t contains_hashing(const detail::BloomRef& f,
   std::uint64_t hits = 0;
   const auto test_step = [&](std::uint64_t* hashes, std::size_t first, std::size_t) {
     const __mmask8 present = test(hashes + first);
-    hits += static_cast<std::uint64_t>(__builtin_popcount(present));
+    hits += static_cast<std::uint64_t>(__builtin_popcount(_cvtmask8_u32(present)));
     if constexpr (kStore)
       _mm_storel_epi64(reinterpret_cast<__m128i*>(out + first), _mm_maskz_set1_epi8(present, 1));
   };
@@ -289,7 +290,7 @@ HWY_NOINLINE std::uint64_t contains_hashing_str16(const detail::BloomRef& f, con
   std::uint64_t hits = 0;
   const auto test_step = [&](std::uint64_t* hashes, std::size_t first, std::size_t) {
     const __mmask8 present = test(hashes + first);
-    hits += static_cast<std::uint64_t>(__builtin_popcount(present));
+    hits += static_cast<std::uint64_t>(__builtin_popcount(_cvtmask8_u32(present)));
     if constexpr (kStore)
       _mm_storel_epi64(reinterpret_cast<__m128i*>(out + first), _mm_maskz_set1_epi8(present, 1));
   };

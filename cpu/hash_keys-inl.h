@@ -394,7 +394,7 @@ void hash_strings(const detail::KeyBatch& keys, std::size_t begin, std::size_t c
       const V64 lo = load_offsets(offsets + i);
       const V64 len = hn::Sub(load_offsets(offsets + i + 1), lo);
       prefetch_stream(data + hn::GetLane(lo));  // string bytes: two lines per group of 8x16
-      prefetch_stream(data + hn::GetLane(lo) + 64);
+      prefetch_stream(data + hn::GetLane(lo), 64);  // data + lo + 64 may be past the end
       if (hash_fixed_width_group(data, lo, len, spec, out + i)) continue;
       const V64 h = xxh ? hash_short_strings<true>(data, keys.data_size, lo, len, spec)
                         : hash_short_strings<false>(data, keys.data_size, lo, len, spec);

@@ -15,14 +15,16 @@ namespace probkit::cpu {
 // prefetch was 1.2-1.5x slower with keys in DRAM.
 inline constexpr std::size_t kStreamAheadBytes = 2048;
 
-// The address is formed as an integer: it may lie past the end of the array
-// (a prefetch of it is harmless), where pointer arithmetic would not be.
+// Prefetches p + extra_bytes + kStreamAheadBytes. The address is formed as an
+// integer: it may lie past the end of the array (a prefetch of it is
+// harmless), where pointer arithmetic would not be; so p itself must be
+// within the array or one past it, and anything further goes in extra_bytes.
 // Always inlined: where GCC 12 did not inline it early it dropped the call,
 // prefetch and all (objdump of cpu/simd.cc.o: none in the generic contains
 // loop, the AVX2 contains kernel or part of AVX-512 string hashing).
-HWY_INLINE void prefetch_stream(const void* p) {
-  hwy::Prefetch(
-      reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(p) + kStreamAheadBytes));
+HWY_INLINE void prefetch_stream(const void* p, std::size_t extra_bytes = 0) {
+  hwy::Prefetch(reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(p) + extra_bytes +
+                                              kStreamAheadBytes));
 }
 
 }  // namespace probkit::cpu
