@@ -5,6 +5,7 @@
 // Sparse: opcodes ZERO 00xxxxxx (1..64 zero registers), XZERO 01xxxxxx
 // yyyyyyyy (1..16384 zero registers), VAL 1vvvvvxx (1..4 registers of value
 // 1..32). docs/FORMAT.md describes both.
+#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -74,8 +75,11 @@ void decode_sparse(const std::uint8_t* p, std::size_t len, std::uint8_t* regs) {
 std::vector<std::uint8_t> HyperLogLog::to_redis() const {
   detail::require_not_moved_from(storage_, "to_redis", "sketch");
   if (p_ != kRedisP || !(hash_ == HashSpec::redis())) {
+    char seed[24];
+    std::snprintf(seed, sizeof seed, "0x%llx", static_cast<unsigned long long>(hash_.seed));
     throw Error("to_redis: only a Redis-mode sketch (p = 14, MurmurHash64A seed 0xadc83b19) is a Redis HLL; "
-                "this one has p = " + std::to_string(p_));
+                "this one has p = " + std::to_string(p_) + " and " +
+                (hash_.kind == HashKind::Murmur64A ? "MurmurHash64A" : "XXH64") + " seed " + seed);
   }
   std::vector<std::uint8_t> out(kRedisDenseBytes, 0);
   std::memcpy(out.data(), "HYLL", 4);
