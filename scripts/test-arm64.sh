@@ -20,6 +20,9 @@
 #   max             SVE 512-bit: SVE2, SVE, NEON; the whole gtest suite except
 #                   Accuracy.* (statistics over fixed seeds, independent of
 #                   the backend: 2+ minutes emulated, proves nothing about Arm)
+#                   and ForkedChild.* (qemu-user aborts in a forked child that
+#                   starts a thread: qemu_plugin_vcpu_init_hook, assertion
+#                   failed; the emulator's limit, not the library's)
 #   max,sve128=on   SVE 128-bit: adds SVE2_128; kernel tests, and the identity
 #                   and bulk-hash suites for SVE2_128 (1 and 2 threads)
 #   max,sve256=on   SVE 256-bit: adds SVE_256; likewise for SVE_256
@@ -138,7 +141,7 @@ suites() {  # the identity and bulk-hash suites for these configurations (TARGET
   echo "$f"
 }
 {
-  run sve512 max "-Accuracy.*" SVE2 SVE NEON
+  run sve512 max "-Accuracy.*:ForkedChild.*" SVE2 SVE NEON
 } &
 {
   run sve128 max,sve128=on "$kernels:$(suites SVE2_128_threads1 SVE2_128_threads2)" \
