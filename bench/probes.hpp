@@ -27,15 +27,16 @@ double process_cpu_seconds();
 // Independent random 64-byte reads per second over a buffer of `bytes`
 // bytes, by `threads` threads at once (summed): line addresses are computed
 // in batches and prefetched ahead, so many misses are in flight, as a
-// blocked Bloom filter query wants. Median of `repetitions` timed runs.
+// blocked Bloom filter query wants: the best of a direct schedule and
+// prefetches 64, 128 and 256 lines ahead. Median of `repetitions` timed runs.
 Rate random_line_reads_per_s(std::size_t bytes, unsigned threads, int repetitions = 3);
 
 // Independent random 64-byte read-modify-writes per second over a buffer of
 // `bytes` bytes, by `threads` threads each updating lines of its own slice
 // (summed): each update ORs a value into a whole line, in one 64-byte vector
 // where the CPU has one, the least work a blocked Bloom filter add does per
-// key. The better of a prefetched (for write) and a direct schedule; median
-// of `repetitions` timed runs.
+// key. The best of a direct schedule and prefetches (for write) 64, 128 and
+// 256 lines ahead; median of `repetitions` timed runs.
 Rate random_line_updates_per_s(std::size_t bytes, unsigned threads, int repetitions = 3);
 
 // Sequential read bandwidth in bytes per second over a buffer of `bytes`

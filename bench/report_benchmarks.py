@@ -202,8 +202,9 @@ Commit `{m.get('commit', '?')}`, {m.get('date', '?')}{run_line(b)}. Engines meas
 throughput a speed-of-light probe measured in the same process on a buffer of the same size
 (DESIGN.md §7): for Bloom filters the rate of independent random 64-byte reads (random lines, prefetched),
 for HLL and hashing the sequential read rate of the key column in keys/s; "÷ probe" is the ratio.
-The probe is a plain loop (the better of a prefetched and a direct schedule), not a proof of the
-hardware's limit: a ratio a little above 1 means the kernel keeps more misses in flight than it does.
+The probe is a plain loop (the best of a direct schedule and prefetches 64, 128 and 256 lines ahead),
+not a proof of the hardware's limit: a ratio a little above 1 means the kernel keeps more misses in
+flight than it does.
 Filters are loaded to 10 bits/key (cacheline512 k = 6, parquet_sbbf k = 8) and queried with batches
 of 2^20 keys, half of them inserted; keys come from pools of 16 × 2^20 so that a 1 GiB filter is not
 served from a large L3 cache.

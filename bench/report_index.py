@@ -13,7 +13,9 @@ def avx2_pinned(b, target):
 
 def peer_throughputs(runs):
     """(header, rows) of the peers' throughput ratios (probkit / peer, > 1: probkit faster) on each machine:
-    a row per peer and metric, the one-thread figure where the peer was measured at several thread counts."""
+    a row per peer and metric, the one-thread figure where the peer was measured at several thread counts. A
+    peer a machine could not run reads "missing" there (the machine's page says why), with a row of its own
+    where no machine ran it."""
     order, cells = [], {}
     for key, _, peers in runs:
         for r in (peers or {}).get("rows", []):
@@ -26,6 +28,15 @@ def peer_throughputs(runs):
             if key not in cells[row] or r["probkit_threads"] == 1:
                 cells[row][key] = f"{r['ratio']:.2f}" + ("" if r["probkit_threads"] == 1 else
                                                        f" ({r['probkit_threads']} threads)")
+    for key, _, peers in runs:
+        for peer in (peers or {}).get("missing", {}):
+            rows = [row for row in order if row[1] == peer]
+            if not rows:
+                rows = [("", peer, "throughput")]
+                order.extend(rows)
+                cells[rows[0]] = {}
+            for row in rows:
+                cells[row][key] = "**missing**"
     header = ["", "peer", "metric"] + [key for key, _, _ in runs]
     return header, [list(row) + [cells[row].get(key, "–") for key, _, _ in runs] for row in order]
 
@@ -53,7 +64,7 @@ def write_index(runs, docs):
         row = [target[0], target[1]]
         for key, b, _ in runs:
             figure, verdict = served_verdict(b, target)
-            row.append(figure if verdict == "–" else f"{figure}: {verdict}")
+            row.append(f"{figure}: {verdict}")
             if pinned[key]:
                 row.append(avx2_pinned(b, target) or "–")
         targets.append(row)

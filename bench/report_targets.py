@@ -1,5 +1,7 @@
 """A machine page's sections (docs/benchmarks/) on the floors and targets (the verdicts, the thread speed-ups,
 the in-cache rates split into hashing and kernel) and on the speed-of-light probes of the run."""
+import math
+
 from report_data import SIZES, mps, ratio, spread, table
 
 # Issue 4's in-cache targets (M keys/s, one thread, u64 keys, 256 KiB cacheline512), quoted by the floors
@@ -10,8 +12,17 @@ TARGET_STR16 = 200e6  # Bloom add and HLL add of 16-byte strings
 
 
 def ratio3(x):
-    """A ratio as the floors table prints it (and judges it): 3 decimals."""
-    return "–" if x is None else f"{x:.3f}"
+    """A ratio as the floors table prints it (and judges it): cut, not rounded, to 3 decimals, so that a ratio
+    below a bar never prints as the bar and passes it (0.8496 printed 0.850 and met 0.85)."""
+    return "–" if x is None else f"{math.floor(x * 1000) / 1000:.3f}"
+
+
+def cut_mps(x):
+    """(text, value) of a rate as mps prints it, cut, not rounded, for the same reason (599.6 M/s printed 600
+    and met 600)."""
+    step = 1e6 if x >= 1e8 else 1e5 if x >= 1e6 else 1e3
+    shown = math.floor(x / step) * step
+    return mps(shown), shown
 
 
 # Issue 2's floors and issue 4's targets: (operation, bar as printed, benchmark, kind, threshold, the
@@ -52,14 +63,18 @@ def target_figure(r, kind, cpu):
     rate_key = "keys_per_cpu_s" if cpu else "keys_per_s"
     if kind == "rate":
         x = r.get(rate_key)
-        return (None, None, None) if x is None else (f"{mps(x)} M/s", float(mps(x).replace(",", "")) * 1e6, None)
+        if x is None:
+            return None, None, None
+        text, shown = cut_mps(x)
+        return f"{text} M/s", shown, None
     key = ("vs_probe" if kind == "probe" else "vs_reference") + ("_cpu" if cpu else "")
     x = r.get(key)
     if x is None:
         return None, None, None
     sd = r.get("sd", {}).get(key)
     spread = f" ± {sd:.3f}" if sd is not None else ""
-    return f"{ratio3(x)}{spread} ({mps(r.get(rate_key))} M/s)", float(ratio3(x)), sd
+    rate = r.get(rate_key)
+    return f"{ratio3(x)}{spread} ({cut_mps(rate)[0] if rate else '–'} M/s)", float(ratio3(x)), sd
 
 
 def engine_figure(b, target, engine):
@@ -72,13 +87,14 @@ def engine_figure(b, target, engine):
 
 def served_verdict(b, target, cpu=False):
     """(figure text, verdict) of the engine the library serves on the run's CPU (b.best), one thread, for one
-    of TARGETS; ("–", "–") where the run did not measure it. The verdict is on the figure as printed, so the two
-    cannot disagree, and says "within noise" where the bar lies within one standard deviation of it."""
+    of TARGETS; ("not measured", "**missing**") where the run did not measure it. The verdict is on the figure as
+    printed (cut, not rounded), so the two cannot disagree, and says "within noise" where the bar lies within
+    one standard deviation of it."""
     _, _, bench, kind, threshold, kw = target
     served = next((r for r in target_rows(b, bench, kw) if r.get("engine") == b.best), None)
     text, shown, sd = target_figure(served, kind, cpu) if served else (None, None, None)
     if text is None:
-        return "–", "–"
+        return "not measured", "**missing**"
     if served.get("label") and served["label"] != b.best:
         text += f" (served by {served['label']})"
     verdict = "yes" if shown >= threshold else "**no**"
@@ -147,13 +163,17 @@ def scaling_row(b, engine, bench, kw, what):
     hkeys = None if bench == "bloom_add_owned" else "str16" if kw.get("keys") == "str16" else "u64"
     h1 = hkeys and b.get("hash", keys=hkeys, hash="xxh64", engine=engine, threads=1)
     hn = hkeys and b.get("hash", keys=hkeys, hash="xxh64", engine=engine, threads=b.all_threads)
-    if s is None or not judged:
+    # Judged, as printed, on the speed-up cut to 2 decimals: 1.797 printed 1.80 beside a "no".
+    shown = None if s is None else math.floor(s * 100) / 100
+    if s is None and judged and engine == b.best:
+        met = "**missing**"
+    elif s is None or not judged:
         met = "–"
     elif engine == b.best:
-        met = "yes" if s >= 1.8 else "**no**"
+        met = "yes" if shown >= 1.8 else "**no**"
     else:  # another engine's verdict is for information: the library serves b.best here
-        met = "(yes)" if s >= 1.8 else "(no)"
-    return [what, engine, mps(rate(r1, "keys_per_s")), mps(rate(rn, "keys_per_s")), ratio(s), met,
+        met = "(yes)" if shown >= 1.8 else "(no)"
+    return [what, engine, mps(rate(r1, "keys_per_s")), mps(rate(rn, "keys_per_s")), ratio(shown), met,
             ratio(div(rate(rn, probe_key), rate(r1, probe_key))),
             ratio(div(rate(r1, "keys_per_s"), rate(r1, probe_key))),
             ratio(div(rate(rn, "keys_per_s"), rate(rn, probe_key))),
