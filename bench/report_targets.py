@@ -239,7 +239,7 @@ def floors_section(b):
         passes = ""
     return (table1 + "\n\nThe verdicts are the served engine's; the fastest other target is there for information "
             "(a target the library does not pick on this CPU can win a single row). Each figure is a median over "
-            "the repetitions, and each verdict is on the figure as printed (ratios to 3 decimals), so the two "
+            "the repetitions, and each verdict is on the figure as printed (cut, not rounded: rates to whole M/s, ratios to 3 decimals), so the two "
             "cannot disagree. For the ratio targets the figure is the median of the per-repetition ratios, ± "
             "their standard deviation over the repetitions (Google Benchmark's stddev aggregate), with the rate "
             "in parentheses; a verdict within one standard deviation of its threshold is within the noise of the "
