@@ -73,9 +73,9 @@ double poisson_mixture(double lambda, BloomLayout layout, std::uint32_t k) {
 // k = 13, and the measured rates sit on it. (The model is DESIGN.md §3's;
 // this margin, which the tests hold above the gap, keeps the promise.)
 // Measured (n = 10^6 u64 keys, 10^7 absent queries, three hash seeds,
-// filters from for_capacity): k = 3 +0.2..0.4%, k = 5
-// +0.5..0.6%, k = 6 +0.9..1.1%, k = 9 +2.2..3.4%, k = 12 +2.4..5.0% (1000
-// false positives: +-3% noise). parquet_sbbf matches its model (-0.5% at 1%,
+// filters from for_capacity): k = 3 +0.2..0.4%, k = 5 +0.5..0.6%, k = 6
+// +0.9..1.1%, k = 9 +2.2..3.4%, k = 12 +2.4..5.0% (1000 false positives:
+// +-3% noise). parquet_sbbf matches its model (-0.5% at 1%,
 // 0.0% at 0.1%); 1% keeps its measured rate at or below the target too.
 // Rechecked over the whole range (for_capacity(10^6, fpr), three seeds
 // pooled, 4000+ false positives per seed): measured / requested 0.982 at 3%
