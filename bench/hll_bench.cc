@@ -36,7 +36,9 @@ HyperLogLog scalar_sketch(const HllCase& c, std::optional<std::size_t> batch) {
   const auto key = std::make_pair(static_cast<int>(c.type), std::string(c.hash_name));
   auto it = whole_pool.find(key);
   if (it == whole_pool.end()) {
-    for (std::size_t b = 0; b < kPoolBatches; ++b) sketch.add(pool.batch(b * kBatchKeys, kBatchKeys), Backend::Scalar);
+    for (std::size_t b = 0; b < kPoolBatches; ++b) {
+      sketch.add(pool.batch(b * kBatchKeys, kBatchKeys), Backend::Scalar);
+    }
     it = whole_pool.emplace(key, sketch).first;
   }
   return it->second;
@@ -74,7 +76,8 @@ void bm_hll_add(benchmark::State& state, HllCase c, Engine engine, unsigned thre
   // The registers against the scalar backend's, outside the timing: a kernel that skipped its work cannot
   // post a rate (the report lists a benchmark that failed). Steady state: the whole pool (made once per key
   // type and hash); fresh: the last batch.
-  if (state.iterations() > 0 && !(sketch == scalar_sketch(c, fresh ? std::optional<std::size_t>(last) : std::nullopt))) {
+  const std::optional<std::size_t> added = fresh ? std::optional<std::size_t>(last) : std::nullopt;
+  if (state.iterations() > 0 && !(sketch == scalar_sketch(c, added))) {
     state.SkipWithError("hll add: registers differ from the scalar backend's");
   }
 }

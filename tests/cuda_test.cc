@@ -671,8 +671,9 @@ TEST(CudaBloom, MisalignedDeviceKeysAreErrorsThatChangeNothing) {
   const auto at = [&](std::size_t shift) { return bytes + shift; };
   expect_refused(Keys(std::span(reinterpret_cast<const std::uint64_t*>(at(4)), 64), KeyMemory::Device), "u64 +4");
   expect_refused(Keys(std::span(reinterpret_cast<const std::uint32_t*>(at(2)), 64), KeyMemory::Device), "u32 +2");
-  expect_refused(Keys(probkit::Prehashed{std::span(reinterpret_cast<const std::uint64_t*>(at(1)), 64)}, KeyMemory::Device),
-                 "prehashed +1");
+  expect_refused(
+      Keys(probkit::Prehashed{std::span(reinterpret_cast<const std::uint64_t*>(at(1)), 64)}, KeyMemory::Device),
+      "prehashed +1");
   // String offsets all zero (every key empty), so that only their alignment is wrong.
   const DeviceVector<std::uint64_t> zeros(std::vector<std::uint64_t>(65, 0));
   const auto* zbytes = reinterpret_cast<const std::uint8_t*>(zeros.cspan().data());
