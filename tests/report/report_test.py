@@ -105,10 +105,34 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(cells(text, "contains, 1 GiB cacheline512", "target ≥ 0.85× probe"),
                          ["0.860 ± 0.020 (90.0 M/s): yes (within noise)", "0.800 ± 0.010 (90.0 M/s): **no**",
                           "0.892 ± 0.010 (90.0 M/s)"])
-        # Rows the runs did not measure say so rather than judge.
-        self.assertEqual(cells(text, "add, 256 KiB cacheline512", "target ≥ 400 M/s"), ["–", "–", "–"])
+        # Rows the runs did not measure say so (the pinned column, information, is left empty).
+        self.assertEqual(cells(text, "add, 256 KiB cacheline512", "target ≥ 400 M/s"),
+                         ["not measured: **missing**", "not measured: **missing**", "–"])
         # Two threads over one: 1100 / 590 = 1.86 meets 1.8; 1100 / 650 = 1.69 does not.
         self.assertEqual(cells(text, "contains 256 KiB"), ["1.86: yes (probe 1.80)", "1.69: **no** (probe 1.80)"])
+
+    def test_figures_are_cut_for_print_and_judged_as_printed(self):
+        # Rounded, 599.6 M/s printed 600 and met the 600 target; 0.8496 met 0.85; a 1.797 speed-up printed
+        # 1.80 beside "no".
+        write_run(self.data, "amd-f25-m1-avx2", RUN_A, ["scalar", "AVX2"],
+                  [contains_256k("AVX2", 599.6e6), contains_256k("AVX2", 599.6e6 * 1.797, threads=2),
+                   contains_1g("AVX2", 0.8496, 0.0001)])
+        _, text = self.index()
+        self.assertEqual(cells(text, "contains, 256 KiB cacheline512", "target ≥ 600 M/s"), ["599 M/s: **no**"])
+        self.assertEqual(cells(text, "contains, 1 GiB cacheline512", "target ≥ 0.85× probe"),
+                         ["0.849 ± 0.000 (90.0 M/s): **no**"])
+        self.assertEqual(cells(text, "contains 256 KiB"), ["1.79: **no** (probe 1.80)"])
+
+    def test_missing_peers_are_said(self):
+        # A peer a machine could not install read "–" beside the others' figures, or vanished where no
+        # machine ran it.
+        write_run(self.data, "amd-f25-m1-avx2", RUN_A, ["scalar", "AVX2"], [contains_256k("AVX2", 590e6)],
+                  peers={"rows": [peer("keys/s", 3.9, 1)], "missing": {"chdb": "pip install failed"}})
+        write_run(self.data, "intel-f6-m167-avx512", RUN_B, ["scalar", "AVX3_DL"],
+                  [contains_256k("AVX3_DL", 650e6)], peers={"rows": [], "missing": {"duckdb": "not installed"}})
+        _, text = self.index()
+        self.assertEqual(cells(text, "hll", "duckdb", "keys/s"), ["3.90", "**missing**"])
+        self.assertEqual(cells(text, "", "chdb", "throughput"), ["**missing**", "–"])
 
     def test_peers_one_thread_preferred(self):
         # The one-thread figure wherever it comes among a peer's rows; another thread count only without one.
