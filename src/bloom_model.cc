@@ -64,6 +64,8 @@ double poisson_mixture(double lambda, BloomLayout layout, std::uint32_t k) {
   return std::min(1.0, sum);
 }
 
+}  // namespace
+
 // Sizing aims this factor below the requested fpr. The model raises a block's
 // expected fill to the k, where a query meets the expectation of the fill to
 // the k, which is larger (Jensen): computed exactly from the distribution of
@@ -82,11 +84,9 @@ double poisson_mixture(double lambda, BloomLayout layout, std::uint32_t k) {
 // (k = 5), 0.980 at 1% (k = 6), 0.977 at 0.1% (k = 9), 0.971 at 1e-4 (k = 12,
 // measured / model 1.029 +- 0.004), 0.980 at 3e-5 (k = 13), 0.979 at 3e-6
 // (k = 15, measured / model 1.053 +- 0.010).
-double sizing_margin(BloomLayout layout, std::uint32_t k) {
+double detail::bloom_sizing_margin(BloomLayout layout, std::uint32_t k) {
   return layout == BloomLayout::Cacheline512 ? 1.0 + 0.005 * k : 1.01;
 }
-
-}  // namespace
 
 double bloom_model_fpr(BloomLayout layout, std::uint64_t num_blocks, std::uint32_t k,
                        std::uint64_t n) {
@@ -110,7 +110,7 @@ BloomFilter BloomFilter::for_capacity(std::uint64_t capacity, double fpr, BloomL
       1, static_cast<std::uint64_t>(std::min(min_bits / block_bits, double(detail::kMaxBloomBlocks))));
 
   auto smallest_blocks = [&](std::uint32_t k) -> std::uint64_t {  // 0 = impossible
-    const double aim = fpr / sizing_margin(layout, k);
+    const double aim = fpr / detail::bloom_sizing_margin(layout, k);
     if (bloom_model_fpr(layout, detail::kMaxBloomBlocks, k, capacity) > aim) return 0;
     std::uint64_t lo = lo_bound, hi = detail::kMaxBloomBlocks;  // invariant: model(hi) <= aim
     if (bloom_model_fpr(layout, lo, k, capacity) <= aim) return lo;

@@ -14,4 +14,8 @@ inline constexpr std::uint64_t kMaxBloomBlocks = 0xFFFFFFFFULL;
 // 1..16; parquet_sbbf: 8).
 void validate_bloom_shape(std::uint64_t num_blocks, std::uint32_t k, BloomLayout layout, const char* where);
 
+// The factor for_capacity aims below the requested rate: what the model
+// reads below the true rate, with room (src/bloom_model.cc says how much).
+double bloom_sizing_margin(BloomLayout layout, std::uint32_t k);
+
 }  // namespace probkit::detail
