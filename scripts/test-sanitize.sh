@@ -50,9 +50,13 @@ if [[ -n $quick ]]; then
   else
     # Statistics over fixed seeds, through the paths the identity tests run.
     select_tests=(-E '^Accuracy\.')
-    # libprobkit.so, where the native build makes libprobkit.a: every test
-    # (the installed package's and its program's among them) then runs
-    # against a shared library too, at no extra build.
+    # libprobkit.so, where the native build makes libprobkit.a: the programs
+    # that use only the public API (the command line, the installed
+    # package's consumer, the static-initialisation test, the byte readers'
+    # fuzz replays) then run against a shared library too, at no extra
+    # build, and exports.PublicApiOnly checks what it exports. The tests
+    # that reach the machinery link the same objects as a static library
+    # (probkit_internals, src/CMakeLists.txt).
     library_kind=(-DBUILD_SHARED_LIBS=ON)
   fi
 fi

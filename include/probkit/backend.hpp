@@ -5,6 +5,8 @@
 #include <string_view>
 #include <vector>
 
+#include "probkit/export.hpp"
+
 namespace probkit {
 
 enum class Backend : std::uint8_t {
@@ -14,9 +16,9 @@ enum class Backend : std::uint8_t {
   Cuda,    // NVIDIA GPU kernels, for device-resident objects
 };
 
-std::string_view to_string(Backend b);
+PROBKIT_API std::string_view to_string(Backend b);
 // Parses "auto", "scalar", "simd" or "cuda" (case-insensitive); throws Error otherwise.
-Backend parse_backend(std::string_view name);
+PROBKIT_API Backend parse_backend(std::string_view name);
 
 // What served a bulk call: the backend and, for Simd, the Highway target name
 // ("AVX3", "AVX2", "SSE4", ...); for Cuda the device.
@@ -25,20 +27,20 @@ struct ServedBy {
   std::string target;
 };
 // The backend and target that served the last bulk call made on this thread.
-ServedBy last_served();
+PROBKIT_API ServedBy last_served();
 
 // Backends usable on this machine now, Scalar first.
-std::vector<Backend> available_backends();
+PROBKIT_API std::vector<Backend> available_backends();
 
 // Highway targets compiled into the library and supported by this CPU, best
 // first (names as hwy::TargetName gives them).
-std::vector<std::string> simd_targets();
+PROBKIT_API std::vector<std::string> simd_targets();
 // Pins the Simd backend to one target (as the environment variable
 // PROBKIT_SIMD_TARGET does); an empty name returns to the best supported.
 // Throws Error for a target not compiled or not supported by this CPU.
-void set_simd_target(std::string_view name);
+PROBKIT_API void set_simd_target(std::string_view name);
 // The target the Simd backend uses now.
-std::string simd_target();
+PROBKIT_API std::string simd_target();
 
 // Threads used by bulk CPU calls, at most 4096 (else Error); 0 means every
 // core (the default, or the environment variable PROBKIT_THREADS). Results are
@@ -46,7 +48,7 @@ std::string simd_target();
 // A call may use fewer: a small batch one per 32768 keys, and a Bloom filter
 // add whose threads share the filter (one over 2 MiB, or a batch too small to
 // repay a copy per thread) at most 64, which hand each other hashes by block.
-void set_threads(unsigned n);
-unsigned threads();
+PROBKIT_API void set_threads(unsigned n);
+PROBKIT_API unsigned threads();
 
 }  // namespace probkit

@@ -10,6 +10,7 @@
 
 #include "probkit/backend.hpp"
 #include "probkit/detail/storage.hpp"
+#include "probkit/export.hpp"
 #include "probkit/keys.hpp"
 #include "probkit/layout/bloom.hpp"
 #include "probkit/layout/hash.hpp"
@@ -17,7 +18,7 @@
 
 namespace probkit {
 
-class BloomFilter {
+class PROBKIT_API BloomFilter {
  public:
   // A filter of `num_blocks` blocks (1 .. 2^32-1) with `k` probes per key
   // (cacheline512: 1..16; parquet_sbbf: must be 8). All bits clear.
@@ -96,7 +97,7 @@ class BloomFilter {
   void union_with(const BloomFilter& other);
   void intersect_with(const BloomFilter& other);
   void clear();
-  friend bool operator==(const BloomFilter& a, const BloomFilter& b);
+  friend PROBKIT_API bool operator==(const BloomFilter& a, const BloomFilter& b);
 
   BloomLayout layout() const { return layout_; }
   std::uint32_t k() const { return k_; }
@@ -149,7 +150,7 @@ class BloomFilter {
 
 // The blocked-filter false-positive model of DESIGN.md §3 for n keys in
 // num_blocks blocks with k probes.
-double bloom_model_fpr(BloomLayout layout, std::uint64_t num_blocks, std::uint32_t k,
+PROBKIT_API double bloom_model_fpr(BloomLayout layout, std::uint64_t num_blocks, std::uint32_t k,
                        std::uint64_t n);
 
 }  // namespace probkit

@@ -2,6 +2,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "probkit/export.hpp"
+
 namespace probkit {
 
 // Thrown at every API boundary for bad parameters, bad input bytes and
@@ -11,7 +13,7 @@ namespace probkit {
 // launched its first kernel (a device fault or a lost device, which most
 // often end the process's CUDA context too) may leave part of the batch
 // applied; every check of the call's own inputs comes before that launch.
-class Error : public std::runtime_error {
+class PROBKIT_API Error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
@@ -22,7 +24,7 @@ class Error : public std::runtime_error {
 // device: its storage, the per-thread copies of a bulk call, a whole
 // serialized filter, the CUDA backend's device and pinned buffers. Small
 // working buffers (a few MiB at most) may still throw std::bad_alloc.
-class AllocationError : public Error {
+class PROBKIT_API AllocationError : public Error {
  public:
   using Error::Error;
 };

@@ -8,6 +8,7 @@
 
 #include "probkit/backend.hpp"
 #include "probkit/detail/storage.hpp"
+#include "probkit/export.hpp"
 #include "probkit/keys.hpp"
 #include "probkit/layout/hash.hpp"
 #include "probkit/layout/hll.hpp"
@@ -15,7 +16,7 @@
 
 namespace probkit {
 
-class HyperLogLog {
+class PROBKIT_API HyperLogLog {
  public:
   // 2^p registers, p in [4, 18]. Default hash XXH64 seed 0; HashSpec::redis()
   // with p = 14 makes a sketch that is Redis's own.
@@ -68,7 +69,7 @@ class HyperLogLog {
   // A copy folded down to precision p (<= this precision).
   HyperLogLog fold(std::uint32_t p) const;
   void clear();
-  friend bool operator==(const HyperLogLog& a, const HyperLogLog& b);
+  friend PROBKIT_API bool operator==(const HyperLogLog& a, const HyperLogLog& b);
 
   std::uint32_t precision() const { return p_; }
   std::size_t num_registers() const { return std::size_t{1} << p_; }
@@ -96,6 +97,6 @@ class HyperLogLog {
 // Ertl's improved estimator from a register histogram C[0 .. 65-p], whose
 // counts add up to the 2^p registers (else Error); +infinity where every
 // register is at 65 - p.
-double hll_estimate_from_histogram(std::span<const std::uint32_t> histogram, std::uint32_t p);
+PROBKIT_API double hll_estimate_from_histogram(std::span<const std::uint32_t> histogram, std::uint32_t p);
 
 }  // namespace probkit

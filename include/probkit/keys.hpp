@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "probkit/detail/key_batch.hpp"
+#include "probkit/export.hpp"
 
 namespace probkit {
 
@@ -35,7 +36,7 @@ struct Prehashed {
 // Says where key memory lives for a device-resident object's bulk call.
 enum class KeyMemory : std::uint8_t { Detect, Host, Device };
 
-class Keys {
+class PROBKIT_API Keys {
  public:
   Keys(std::span<const std::uint32_t> keys, KeyMemory where = KeyMemory::Detect);
   Keys(std::span<const std::uint64_t> keys, KeyMemory where = KeyMemory::Detect);

@@ -9,9 +9,11 @@
 #include <span>
 #include <utility>
 
+#include "probkit/export.hpp"
+
 namespace probkit::detail {
 
-class Storage {
+class PROBKIT_API Storage {
  public:
   Storage() = default;
   // `bytes` zeroed bytes; throws probkit::AllocationError if the allocation
@@ -73,6 +75,6 @@ class Storage {
 // holds no bytes: a filter's bitset or a sketch's registers are never empty
 // but after a move took them, and a moved-from object may only be assigned
 // to or destroyed.
-void require_not_moved_from(const Storage& s, const char* op, const char* object);
+PROBKIT_API void require_not_moved_from(const Storage& s, const char* op, const char* object);
 
 }  // namespace probkit::detail

@@ -31,6 +31,18 @@ int main() {
     return 5;
   } catch (const probkit::Error&) {
   }
+  // Every free function of the API once, so that one left out of a shared
+  // library's exports (include/probkit/export.hpp) fails this program's link.
+  if (probkit::parse_backend("scalar") != probkit::Backend::Scalar) return 6;
+  if (probkit::available_backends().front() != probkit::Backend::Scalar) return 7;
+  probkit::set_simd_target("");
+  if (probkit::simd_targets().size() > 0 && probkit::simd_target() != probkit::simd_targets().front()) return 8;
+  probkit::set_threads(probkit::threads());
+  if (!(probkit::bloom_model_fpr(filter.layout(), filter.num_blocks(), filter.k(), keys.size()) < 0.02)) return 9;
+  if (std::fabs(probkit::hll_estimate_from_histogram(hll.histogram(), hll.precision()) - estimate) > 1e-9 * estimate) {
+    return 10;
+  }
+
   std::printf("probkit consumer: filter %zu bytes k=%u, HLL estimate %.0f, served by %s %s\n",
               filter.size_bytes(), filter.k(), estimate, std::string(probkit::to_string(served.backend)).c_str(),
               served.target.c_str());
