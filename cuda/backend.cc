@@ -176,7 +176,7 @@ void validate_device_strings(const KeyBatch& k, const DeviceInfo& info, cudaStre
 using ChunkFn = std::function<cudaError_t(const DeviceKeys&, std::size_t, std::uint8_t*)>;
 
 // Streams a batch whose keys and/or per-key output are in host memory through
-// two pinned buffers: while the kernel of chunk c runs on the caller's
+// two pinned buffers (one, for a batch of one chunk): while the kernel of chunk c runs on the caller's
 // stream, chunk c + 1 is copied on a second stream and chunk c + 2 is packed
 // on the host. Fixed-width keys that are already page-locked skip the pack:
 // the copy engine reads them where they are (the pack, a memcpy on the host,
@@ -213,7 +213,7 @@ class Stager {
     allocate();
     std::size_t first = 0;
     for (std::size_t c = 0; first < k_.n; ++c) {
-      Slot& s = slots_[c % kSlots];
+      Slot& s = slots_[c % slots_in_use_];
       const std::size_t end = chunk_end(first);
       retire(s);
       DeviceKeys dk;
@@ -281,6 +281,7 @@ class Stager {
 
   void allocate() {
     const std::size_t chunk = std::min(k_.n, kChunkKeys);
+    bool one_chunk = k_.n <= kChunkKeys;
     if (!keys_on_device_ && is_string(k_.kind)) {
       // The byte buffer holds a chunk's strings, and at least the longest one.
       std::size_t total = 0, longest = 0;
@@ -290,11 +291,17 @@ class Stager {
         longest = std::max(longest, b);
       }
       data_cap_ = std::max<std::size_t>(1, std::min(total, std::max(kChunkBytes, longest)));
+      one_chunk = one_chunk && total <= data_cap_;
     }
+    // A batch of one chunk has nothing to overlap: a second slot would be
+    // allocated (pinned and on the device, as large as the first: for one
+    // string of 10 GB, 20 GB more) and never used.
+    slots_in_use_ = one_chunk ? 1 : kSlots;
     const std::size_t key_cap = keys_on_device_ ? 0 : is_string(k_.kind) ? (chunk + 1) * 8 : chunk * key_width(k_.kind);
     keys_page_locked_ = key_cap != 0 && !is_string(k_.kind) && page_locked(k_.keys, k_.n * key_width(k_.kind));
     check(cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking), "creating the copy stream");
-    for (Slot& s : slots_) {
+    for (int i = 0; i < slots_in_use_; ++i) {
+      Slot& s = slots_[i];
       if (key_cap != 0) {
         if (!keys_page_locked_) check(cudaMallocHost(&s.host_keys, key_cap), "pinning a staging buffer");
         check(cudaMallocAsync(&s.dev_keys, key_cap, stream_), "allocating a staging buffer");
@@ -393,6 +400,7 @@ class Stager {
   bool keys_page_locked_ = false;  // fixed-width host keys the copy engine reads in place
   const unsigned pack_threads_;    // threads that copy keys into the staging buffers
   Slot slots_[kSlots];
+  int slots_in_use_ = kSlots;  // 1 for a batch of one chunk (allocate())
   bool drained_ = false;
 };
 

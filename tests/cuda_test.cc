@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <random>
 #include <span>
 #include <string>
@@ -27,6 +28,11 @@
 
 #if defined(PROBKIT_WITH_CUDA)
 #include <cuda_runtime_api.h>
+#endif
+
+#if defined(PROBKIT_CUDA_SIMULATOR)
+// The bytes every cudaMallocHost has asked for so far (tests/cuda_sim/sim_runtime.cc).
+std::size_t sim_pinned_bytes_allocated();
 #endif
 
 namespace {
@@ -717,6 +723,46 @@ TEST(CudaBloom, LongStringsFromHost) {
   hdev.add(keys);
   EXPECT_TRUE(hdev == href);
 }
+
+#if defined(PROBKIT_CUDA_SIMULATOR)
+// A batch of one chunk is staged through one slot: a second was allocated
+// too, as large (for one string longer than a chunk's byte budget, as large as
+// the string), pinned and on the device, and never used. Simulator only: it
+// counts the pinned bytes.
+TEST(CudaBloom, OneChunkBatchStagesThroughOneSlot) {
+  constexpr std::size_t kLength = 10 * PROBKIT_CUDA_CHUNK_BYTES;
+  std::vector<std::uint8_t> bytes(kLength);
+  std::mt19937_64 rng(78);
+  for (std::uint8_t& b : bytes) b = static_cast<std::uint8_t>(rng());
+  const std::vector<std::int64_t> off{0, static_cast<std::int64_t>(kLength)};
+  const Keys one_string(probkit::StringBatch<std::int64_t>{off, bytes});
+  std::vector<std::uint64_t> few(100);
+  std::iota(few.begin(), few.end(), 5);
+  BloomFilter ref(97, 11), dev(97, 11);
+  ref.add(one_string, Backend::Scalar);
+  ref.add(Keys(few), Backend::Scalar);
+  dev.to_device();
+  HyperLogLog href(8), hdev(8);
+  href.add(one_string, Backend::Scalar);
+  hdev.to_device();
+  for (int i = 0; i < 2; ++i) {
+    const std::size_t before = sim_pinned_bytes_allocated();
+    if (i == 0) {
+      dev.add(one_string);
+    } else {
+      hdev.add(one_string);
+    }
+    const std::size_t pinned = sim_pinned_bytes_allocated() - before;
+    EXPECT_GE(pinned, kLength);
+    EXPECT_LT(pinned, kLength + kLength / 2) << "a second slot of the string's size was pinned";
+  }
+  const std::size_t before = sim_pinned_bytes_allocated();
+  dev.add(Keys(few));
+  EXPECT_EQ(sim_pinned_bytes_allocated() - before, few.size() * sizeof(std::uint64_t));
+  EXPECT_TRUE(dev == ref);
+  EXPECT_TRUE(hdev == href);
+}
+#endif
 
 // ---------------------------------------------------------------------------
 

@@ -40,6 +40,7 @@ CUstream_st g_legacy;                            // the null stream
 std::set<CUstream_st*> g_streams{&g_legacy};     // every live stream
 std::map<std::uintptr_t, std::size_t> g_device;  // simulated device allocations
 std::map<std::uintptr_t, std::size_t> g_pinned;  // cudaMallocHost allocations
+std::size_t g_pinned_bytes_allocated = 0;        // by every cudaMallocHost so far
 // Events destroyed while queued work still named them (as the real runtime
 // allows): kept until the process ends, so that the work finds them.
 std::vector<std::unique_ptr<CUevent_st>> g_retired_events;
@@ -216,6 +217,7 @@ cudaError_t cudaMallocHost(void** p, std::size_t bytes) {
   if (q == nullptr) return g_last = cudaErrorMemoryAllocation;
   std::memset(q, kGarbage, bytes);
   g_pinned.emplace(reinterpret_cast<std::uintptr_t>(q), bytes == 0 ? 1 : bytes);
+  g_pinned_bytes_allocated += bytes;
   *p = q;
   return cudaSuccess;
 }
@@ -324,4 +326,11 @@ cudaError_t cudaEventSynchronize(cudaEvent_t e) {
   std::lock_guard lock(g_mutex);
   complete(e, e->recorded);
   return cudaSuccess;
+}
+
+// Not CUDA's: for tests/cuda_test.cc, the bytes every cudaMallocHost has
+// asked for since the process began.
+std::size_t sim_pinned_bytes_allocated() {
+  std::lock_guard lock(g_mutex);
+  return g_pinned_bytes_allocated;
 }
