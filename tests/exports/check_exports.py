@@ -26,11 +26,30 @@ PUBLIC = (
 PREFIXES = ("typeinfo name for ", "typeinfo for ", "vtable for ", "VTT for ", "guard variable for ")
 
 
-def public(name):
+def qualified_name(symbol):
+    """The entity's qualified name: a demangled function template carries its
+    return type ("void std::__atomic_notify_address<int>(int const*, bool)"),
+    and a function its parameters; both are cut off."""
     for prefix in PREFIXES:
-        if name.startswith(prefix):
-            name = name[len(prefix):]
-    if name.startswith("std::") and "probkit" not in name:
+        if symbol.startswith(prefix):
+            symbol = symbol[len(prefix):]
+    depth, cut, start = 0, len(symbol), 0
+    for i, c in enumerate(symbol):
+        if c == "<":
+            depth += 1
+        elif c == ">":
+            depth -= 1
+        elif depth == 0 and c == "(" and i > 0 and not symbol[:i].endswith("operator"):
+            cut = i
+            break
+        elif depth == 0 and c == " " and not symbol[:i].endswith("operator"):
+            start = i + 1
+    return symbol[start:cut]
+
+
+def public(symbol):
+    name = qualified_name(symbol)
+    if name.startswith("std::") and "probkit" not in symbol:
         return True
     if not name.startswith("probkit::"):
         return False
