@@ -100,7 +100,9 @@ which is larger. Column "exact" computes that from the distribution of the bits 
 model reads below it by 0.2% at k = 3 to 3% at k = 16 at 10 bits a key, and by 4.6% at 24 bits a key
 (k = 13), which
 `for_capacity`'s sizing margin of 1 + 0.005·k covers (src/bloom_model.cc; tests/accuracy_test.cc checks
-both). parquet_sbbf's model is exact: its k bits fall in k different words.
+both). At k = 16, which `for_capacity` keeps for every rate below about 1e-7, blocks hold a few keys or
+fewer and the model reads up to 10.4% low (at 0.1 keys a block): the margin there is 1.105.
+parquet_sbbf's model is exact: its k bits fall in k different words.
 
 ![Bloom FPR](img/bloom_fpr.png)
 

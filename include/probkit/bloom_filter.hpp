@@ -26,8 +26,9 @@ class PROBKIT_API BloomFilter {
               BloomLayout layout = BloomLayout::Cacheline512, HashSpec hash = {});
 
   // The smallest filter whose modelled false-positive rate after `capacity`
-  // distinct keys is at most fpr / (1 + 0.005 k) (cacheline512; fpr / 1.01
-  // for parquet_sbbf), with k chosen by the same model: the margin covers
+  // distinct keys is at most fpr / (1 + 0.005 k) (cacheline512, and fpr /
+  // 1.105 at k = 16, where rates below ~1e-7 leave a block few keys; fpr /
+  // 1.01 for parquet_sbbf), with k chosen by the same model: the margin covers
   // what the model reads below the true rate (src/bloom_model.cc), so the
   // measured rate stays at or below `fpr`.
   static BloomFilter for_capacity(std::uint64_t capacity, double fpr,
