@@ -122,6 +122,11 @@ BloomFilter BloomFilter::for_bytes(std::size_t bytes, std::uint32_t k, BloomLayo
     detail::validate_bloom_shape(1, k, layout, "for_bytes");
   }
   const std::uint64_t nb = bytes / layout::block_bytes(layout);
+  if (nb > detail::kMaxBloomBlocks) {
+    throw Error("for_bytes: " + std::to_string(bytes) + " bytes is more than the largest filter, 2^32-1 blocks of " +
+                std::to_string(layout::block_bytes(layout)) + " bytes = " +
+                std::to_string(detail::kMaxBloomBlocks * layout::block_bytes(layout)) + " bytes");
+  }
   if (nb == 0) {
     throw Error("for_bytes: " + std::to_string(bytes) + " bytes is less than one " +
                 std::to_string(layout::block_bytes(layout)) + "-byte block");

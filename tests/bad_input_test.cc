@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <functional>
 #include <initializer_list>
@@ -125,6 +126,12 @@ TEST(BadInput, CapacityAndBlockCounts) {
   expect_error([] { BloomFilter(~std::uint64_t{0}, 6); }, {"num_blocks"});
   expect_error([] { BloomFilter::for_bytes(63, 6); }, {"63 bytes", "64-byte block"});
   expect_error([] { BloomFilter::for_bytes(31, 8, BloomLayout::ParquetSbbf); }, {"32-byte block"});
+  // Too many bytes: the message names the bytes asked for and the largest
+  // filter, not a block count the caller never gave.
+  expect_error([] { BloomFilter::for_bytes(SIZE_MAX, 6); },
+               {std::to_string(SIZE_MAX) + " bytes", "274877906880 bytes"});
+  expect_error([] { BloomFilter::for_bytes(std::size_t{137438953440} + 32, 8, BloomLayout::ParquetSbbf); },
+               {"137438953472 bytes", "137438953440 bytes"});
   expect_error([] { BloomFilter::for_capacity(std::uint64_t{1} << 50, 1e-9); }, {"fpr 1e-09", "2^32-1 blocks"});
   expect_error([] { BloomFilter::for_capacity(1000, 1e-300); }, {"fpr 1e-300", "2^32-1 blocks"});  // not 0.000000
   expect_error([] { (void)bloom_model_fpr(BloomLayout::Cacheline512, 0, 6, 10); }, {"num_blocks"});
