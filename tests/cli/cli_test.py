@@ -310,6 +310,15 @@ class HllTest(CliTestCase):
         run(["hll", "import", "--redis", redis, self.path("full.pkhl")])
         self.assertEqual(run(["hll", "count", self.path("full.pkhl")])[1], b"inf\n")
 
+    def test_count_of_a_nearly_saturated_sketch(self):
+        # Every register one below its maximum: a finite estimate past 2^63,
+        # printed whole; "inf" was printed for anything past llround's range.
+        redis = self.write("near.redis", support.encode_dense(bytes([50]) * support.HLL_REGISTERS))
+        run(["hll", "import", "--redis", redis, self.path("near.pkhl")])
+        count = run(["hll", "count", self.path("near.pkhl")])[1]
+        self.assertRegex(count, rb"^[0-9]{20}\n$")
+        self.assertGreater(int(count), 2**63)
+
     def test_export_needs_redis_mode(self):
         s = self.path("s.pkhl")
         run(["hll", "add", s], stdin=b"a\n")
@@ -356,6 +365,16 @@ class BloomTest(CliTestCase):
             self.assertLessEqual(abs(float(info["estimated_count"]) / n - 1), 0.05)
             self.assertGreater(float(info["fill_ratio"]), 0.0)
             self.assertEqual(int(info["bytes"]) * 8, int(info["bits"]))
+
+    def test_info_of_a_large_filter_holding_one_key(self):
+        # One key in 29 M bits: a fill ratio of about 2e-7, which %.6f printed
+        # as 0.000000, the fill of an empty filter.
+        f = self.path("one.pkbf")
+        run(["bloom", "build", "--capacity", "3e6", "--fpr", "0.01", "-o", f], stdin=b"only\n")
+        info = dict(line.split(": ", 1) for line in run(["bloom", "info", f])[1].decode().splitlines())
+        fill = float(info["fill_ratio"])
+        self.assertGreater(fill, 0.0)
+        self.assertLessEqual(fill, 16 / int(info["bits"]))
 
     def test_query_order_crlf_and_final_line(self):
         f = self.build(b"keep\r\nalso\n", 100)
@@ -487,6 +506,13 @@ class BadInputTest(CliTestCase):
         self.assert_no_stray_files([])
         # A range is shown as written, not as "(0.000000, 1.000000)".
         self.assert_fails(["bloom", "build", "--capacity", "10", "--fpr", "2", "-o", out], mentions="in (0, 1)")
+        # Inside the range as written, but not as a double: the message says
+        # so ("is not a number in (0, 1)" read as if 1e-400 were no number).
+        for fpr, bound in (("1e-400", "0"), ("0.99999999999999999", "1")):
+            self.assert_fails(["bloom", "build", "--capacity", "10", "--fpr", fpr, "-o", out],
+                              mentions=f"'{fpr}' rounds to {bound} as a double, which is not in (0, 1)")
+        self.assert_fails(["bloom", "build", "--capacity", "10", "--fpr", "1.0", "-o", out],
+                          mentions="'1.0' is not a number in (0, 1)")
         # What people write still works.
         for capacity, fpr in (("1e6", "0.001"), ("1000", "1e-3"), ("2.5e3", ".05"), ("1E4", "5E-2")):
             run(["bloom", "build", "--capacity", capacity, "--fpr", fpr, "-o", out], stdin=b"a\n")

@@ -130,7 +130,7 @@ int bloom_info(const Args& argv) {
   const double fpr = std::isfinite(count) ? f.expected_fpr(static_cast<std::uint64_t>(std::llround(count))) : 1.0;
   char line[512];
   std::snprintf(line, sizeof line,
-                "layout: %s\nblocks: %llu\nbytes: %llu\nbits: %llu\nk: %u\nhash: %s\nfill_ratio: %.6f\n"
+                "layout: %s\nblocks: %llu\nbytes: %llu\nbits: %llu\nk: %u\nhash: %s\nfill_ratio: %.6g\n"
                 "estimated_count: %.0f\nexpected_fpr: %.6g\n",
                 layout_name(f.layout()), static_cast<unsigned long long>(f.num_blocks()),
                 static_cast<unsigned long long>(f.size_bytes()), static_cast<unsigned long long>(f.size_bits()), f.k(),

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -202,8 +203,11 @@ void write_stdout(std::string_view bytes) {
 }
 
 std::string count_text(double estimate) {
-  if (!(estimate < 9.2e18)) return "inf";  // llround's range ends at 2^63
-  return std::to_string(std::llround(estimate));
+  if (std::isinf(estimate)) return "inf";  // a saturated sketch, and only that
+  if (estimate < 9.2e18) return std::to_string(std::llround(estimate));
+  char text[32];  // past llround's range (2^63): a double this large is a whole number
+  std::snprintf(text, sizeof text, "%.0f", estimate);
+  return text;
 }
 
 }  // namespace probkit::cli
