@@ -176,9 +176,9 @@ void validate_device_strings(const KeyBatch& k, const DeviceInfo& info, cudaStre
 using ChunkFn = std::function<cudaError_t(const DeviceKeys&, std::size_t, std::uint8_t*)>;
 
 // Streams a batch whose keys and/or per-key output are in host memory through
-// two pinned buffers (one, for a batch of one chunk): while the kernel of chunk c runs on the caller's
-// stream, chunk c + 1 is copied on a second stream and chunk c + 2 is packed
-// on the host. Fixed-width keys that are already page-locked skip the pack:
+// two pinned buffers (one, for a batch of one chunk): while the kernel of
+// chunk c runs on the caller's stream, chunk c + 1 is copied on a second
+// stream and chunk c + 2 is packed on the host. Fixed-width keys that are already page-locked skip the pack:
 // the copy engine reads them where they are (the pack, a memcpy on the host,
 // is slower than the bus even with several threads sharing it).
 class Stager {
