@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <iostream>
 #include <new>
@@ -89,10 +90,16 @@ int main(int argc, char** argv) {
   std::ios::sync_with_stdio(false);
   try {
     const int status = dispatch(std::vector<std::string>(argv + 1, argv + argc));
+    // The failed write's errno says why ("No space left on device"): kept
+    // from each flush, as the other may succeed after it.
+    errno = 0;
     std::cout.flush();
+    int why = std::cout ? 0 : errno;
     // bench prints with printf: C stdio's buffer is flushed and checked too.
-    if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {
-      report("cannot write standard output");
+    if (std::fflush(stdout) != 0 && why == 0) why = errno;
+    if (!std::cout || std::ferror(stdout)) {
+      report(why != 0 ? std::string("cannot write standard output: ") + std::strerror(why)
+                      : "cannot write standard output");
       return 1;
     }
     return status;

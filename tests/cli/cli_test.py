@@ -694,6 +694,14 @@ class BadInputTest(CliTestCase):
         self.assertEqual(p.returncode, 1)
         self.assertIn("cannot write standard output", p.stderr.decode())
         self.assert_no_stray_files(["in.txt", "s.pkhl"])
+        # Output written at exit says why it failed, as the output written
+        # as it goes does (it said "cannot write standard output" alone).
+        for args in (["hll", "count", sketch], ["distinct", self.path("in.txt")]):
+            with open("/dev/full", "wb") as full:
+                p = subprocess.run([support.PROBKIT, *args], stdout=full, stderr=subprocess.PIPE)
+            self.assertEqual(p.returncode, 1, args)
+            self.assertEqual(p.stderr.decode(), "probkit: cannot write standard output: No space left on device\n",
+                             args)
 
     def test_filter_header_errors_come_before_its_length(self):
         # Trailing bytes after a header wrong in another field: the field's
@@ -1051,7 +1059,7 @@ class BenchTest(CliTestCase):
             p = subprocess.run([support.PROBKIT, "bench", "--keys", "1000", "--string-keys", "100", "--absent-keys",
                                 "100", "--reps", "1"], stdout=full, stderr=subprocess.PIPE)
         self.assertEqual(p.returncode, 1)
-        self.assertIn("cannot write standard output", p.stderr.decode())
+        self.assertIn("cannot write standard output: No space left on device", p.stderr.decode())
 
 
 if __name__ == "__main__":
