@@ -50,6 +50,11 @@ class DistinctTest(CliTestCase):
             est = distinct_of(["--precision", p, f])
             self.assertLessEqual(abs(est / n - 1), 3 * 1.04 / math.sqrt(1 << p), (p, est))
 
+    def test_precision_bounds_are_accepted(self):
+        # Both ends of 4..18 are valid precisions.
+        self.assertIn(distinct_of(["--precision", "4"], stdin=b"a\nb\n"), (1, 2))
+        self.assertEqual(distinct_of(["--precision", "18"], stdin=b"a\nb\n"), 2)
+
     def test_empty_input(self):
         self.assertEqual(distinct_of([self.write("empty.txt", b"")]), 0)
         self.assertEqual(distinct_of([], stdin=b""), 0)
@@ -409,6 +414,10 @@ class BloomTest(CliTestCase):
         self.assertIn("warning", err)
         _, _, err = run(["bloom", "build", "--capacity", "100", "--fpr", "0.01", "-o", self.path("f.pkbf")],
                         stdin=lines_bytes(b"%d" % i for i in range(300)))
+        self.assertIn("warning: about", err)
+        # 1.5 times the capacity: the rate (about 4%) is worse than asked.
+        _, _, err = run(["bloom", "build", "--capacity", "1000", "--fpr", "0.01", "-o", self.path("f.pkbf")],
+                        stdin=lines_bytes(b"%d" % i for i in range(1500)))
         self.assertIn("warning: about", err)
         # Three keys in a filter for one: one whole block, whose rate (about 0.006) beats the 0.1 asked. The
         # warning said the rate was "about 0.00584, not 0.1", as if that were worse.
