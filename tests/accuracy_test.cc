@@ -139,8 +139,11 @@ TEST(Accuracy, ForCapacityKeepsItsPromiseByTheExactRate) {
 // for_capacity(1, 0.01) then had k = 16).
 TEST(Accuracy, ForCapacityTakesTheFewestBlocksThenTheSmallestK) {
   constexpr BloomLayout kLayout = BloomLayout::Cacheline512;
-  for (auto [n, target] : {std::pair<std::uint64_t, double>{1, 0.01}, {1000, 0.01}, {10000, 0.01}, {kInserted, 1e-3},
-                           {kInserted, 1e-5}}) {
+  for (const auto& shape : {std::pair<std::uint64_t, double>{1, 0.01}, {1000, 0.01}, {10000, 0.01}, {kInserted, 1e-3},
+                            {kInserted, 1e-5}}) {
+    // Named, not bound: Clang before 16 cannot capture structured bindings.
+    const std::uint64_t n = shape.first;
+    const double target = shape.second;
     const auto meets = [&](std::uint64_t nb, std::uint32_t k) {
       return bloom_model_fpr(kLayout, nb, k, n) * detail::bloom_sizing_margin(kLayout, k) <= target;
     };
