@@ -96,8 +96,9 @@ int main(int argc, char** argv) {
     std::cout.flush();
     int why = std::cout ? 0 : errno;
     // bench prints with printf: C stdio's buffer is flushed and checked too.
-    if (std::fflush(stdout) != 0 && why == 0) why = errno;
-    if (!std::cout || std::ferror(stdout)) {
+    const bool stdio_failed = std::fflush(stdout) != 0 || std::ferror(stdout);
+    if (stdio_failed && why == 0) why = errno;
+    if (!std::cout || stdio_failed) {
       report(why != 0 ? std::string("cannot write standard output: ") + std::strerror(why)
                       : "cannot write standard output");
       return 1;

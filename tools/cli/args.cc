@@ -171,14 +171,14 @@ double parse_double(std::string_view option, std::string_view text, double min_e
   char* end = nullptr;
   const bool plain = plain_decimal(s);
   const double d = plain ? std::strtod(s.c_str(), &end) : NAN;
-  // Appended piece by piece: GCC 12 takes "(" + std::string for an
-  // overlapping copy (-Wrestrict, a false positive).
-  std::string range = "(";
-  range += number_text(min_exclusive);
-  range += ", ";
-  range += number_text(max_exclusive);
-  range += ")";
   if (!plain || end != s.c_str() + s.size() || !std::isfinite(d) || d <= min_exclusive || d >= max_exclusive) {
+    // Appended piece by piece: GCC 12 takes "(" + std::string for an
+    // overlapping copy (-Wrestrict, a false positive).
+    std::string range = "(";
+    range += number_text(min_exclusive);
+    range += ", ";
+    range += number_text(max_exclusive);
+    range += ")";
     // A number inside the range as written that a double rounds onto a bound
     // (1e-400 to 0, 0.99999999999999999 to 1) is told so.
     if (plain && (d == min_exclusive || d == max_exclusive) && std::strtold(s.c_str(), nullptr) != d) {
