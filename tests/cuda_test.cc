@@ -745,20 +745,16 @@ TEST(CudaBloom, OneChunkBatchStagesThroughOneSlot) {
   HyperLogLog href(8), hdev(8);
   href.add(one_string, Backend::Scalar);
   hdev.to_device();
-  for (int i = 0; i < 2; ++i) {
+  const auto pinned_by = [](const std::function<void()>& call) {
     const std::size_t before = sim_pinned_bytes_allocated();
-    if (i == 0) {
-      dev.add(one_string);
-    } else {
-      hdev.add(one_string);
-    }
-    const std::size_t pinned = sim_pinned_bytes_allocated() - before;
+    call();
+    return sim_pinned_bytes_allocated() - before;
+  };
+  for (const std::size_t pinned : {pinned_by([&] { dev.add(one_string); }), pinned_by([&] { hdev.add(one_string); })}) {
     EXPECT_GE(pinned, kLength);
     EXPECT_LT(pinned, kLength + kLength / 2) << "a second slot of the string's size was pinned";
   }
-  const std::size_t before = sim_pinned_bytes_allocated();
-  dev.add(Keys(few));
-  EXPECT_EQ(sim_pinned_bytes_allocated() - before, few.size() * sizeof(std::uint64_t));
+  EXPECT_EQ(pinned_by([&] { dev.add(Keys(few)); }), few.size() * sizeof(std::uint64_t));
   EXPECT_TRUE(dev == ref);
   EXPECT_TRUE(hdev == href);
 }
