@@ -425,6 +425,20 @@ class BloomTest(CliTestCase):
                         stdin=b"a\nb\nc\n")
         self.assertEqual(err, "")
 
+    def test_costly_rate_is_noted(self):
+        # k stops at 16, so past about 1e-9 for_capacity adds blocks: 10 keys at 1e-30 took 479 MB in silence.
+        code, _, err = run(["bloom", "build", "--capacity", "100000", "--fpr", "1e-15", "-o", self.path("f.pkbf")],
+                           stdin=b"a\n")
+        self.assertEqual(code, 0)
+        self.assertIn("note: --fpr 1e-15 at --capacity 100000 takes 6831040 bytes, 546 bits a key", err)
+        self.assertIn("(a classic Bloom filter takes 72)", err)
+        # Small filters, and rates the layout reaches at its usual cost, are quiet.
+        for capacity, fpr, layout in (("1000", "1e-15", "cacheline512"), ("100000", "1e-6", "cacheline512"),
+                                      ("100000", "1e-6", "parquet_sbbf")):
+            _, _, err = run(["bloom", "build", "--capacity", capacity, "--fpr", fpr, "--layout", layout,
+                             "-o", self.path("f.pkbf")], stdin=b"a\n")
+            self.assertEqual(err, "", (capacity, fpr, layout))
+
     def test_filter_past_the_format_names_the_options(self):
         err = self.assert_fails(["bloom", "build", "--capacity", "10", "--fpr", "1e-320", "-o", self.path("f.pkbf")],
                                 stdin=b"a\n")
