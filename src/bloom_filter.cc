@@ -308,16 +308,19 @@ void BloomFilter::to_host() {
 }
 
 bool BloomFilter::contains(std::string_view key) const {
+  detail::require_not_moved_from(storage_, "contains", "filter");  // not count's name
   const std::string_view one[1] = {key};
   return count(Keys(std::span<const std::string_view>(one))) == 1;
 }
 
 bool BloomFilter::contains(std::uint32_t key) const {
+  detail::require_not_moved_from(storage_, "contains", "filter");  // not count's name
   const std::uint32_t one[1] = {key};
   return count(Keys(std::span<const std::uint32_t>(one))) == 1;
 }
 
 bool BloomFilter::contains(std::uint64_t key) const {
+  detail::require_not_moved_from(storage_, "contains", "filter");  // not count's name
   const std::uint64_t one[1] = {key};
   return count(Keys(std::span<const std::uint64_t>(one))) == 1;
 }

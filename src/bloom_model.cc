@@ -147,6 +147,7 @@ BloomFilter BloomFilter::for_capacity(std::uint64_t capacity, double fpr, BloomL
 }
 
 double BloomFilter::expected_fpr(std::uint64_t n) const {
+  detail::require_not_moved_from(storage_, "expected_fpr", "filter");  // a rate for memory it no longer holds
   return bloom_model_fpr(layout_, num_blocks_, k_, n);
 }
 

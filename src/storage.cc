@@ -107,8 +107,7 @@ void Storage::zero() {
 
 void require_not_moved_from(const Storage& s, const char* op, const char* object) {
   if (s.size() != 0) return;
-  throw Error(std::string(op) + ": the " + object + " was moved from; a moved-from " + object +
-              " may only be assigned to or destroyed");
+  throw Error(std::string(op) + ": the " + object + " was moved from, and may only be assigned to or destroyed");
 }
 
 }  // namespace probkit::detail

@@ -42,8 +42,9 @@ class PROBKIT_API BloomFilter {
   // Copy assignment is all or nothing: if the copy throws (no memory, a
   // failed device copy), the target keeps its shape and contents. A moved-from
   // filter holds no memory: it may only be assigned to or destroyed. Its other
-  // operations throw Error (operator== finds it equal only to another
-  // moved-from filter of the same shape).
+  // operations throw Error, but for the accessors: its shape (layout, k,
+  // num_blocks, hash) stays, and data() is empty (operator== finds it equal
+  // only to another moved-from filter of the same shape).
   BloomFilter(const BloomFilter& other);
   BloomFilter& operator=(const BloomFilter& other);
   BloomFilter(BloomFilter&&) noexcept = default;

@@ -27,8 +27,9 @@ class PROBKIT_API HyperLogLog {
   // Copy assignment is all or nothing: if the copy throws (no memory, a
   // failed device copy), the target keeps its shape and contents. A moved-from
   // sketch holds no memory: it may only be assigned to or destroyed. Its other
-  // operations throw Error (operator== finds it equal only to another
-  // moved-from sketch of the same shape).
+  // operations throw Error, but for the accessors: its shape (precision,
+  // num_registers, hash) stays, and registers() is empty (operator== finds it
+  // equal only to another moved-from sketch of the same shape).
   HyperLogLog(const HyperLogLog& other);
   HyperLogLog& operator=(const HyperLogLog& other);
   HyperLogLog(HyperLogLog&&) noexcept = default;
