@@ -15,6 +15,14 @@
 namespace probkit {
 namespace {
 
+// The batch's `where`, one of KeyMemory's three: any other value (a cast from
+// a bad integer) is refused here, as the other enums' are where they are taken.
+KeyMemory checked(KeyMemory where, const char* what) {
+  if (where == KeyMemory::Detect || where == KeyMemory::Host || where == KeyMemory::Device) return where;
+  throw Error(std::string(what) + " batch: unknown KeyMemory " + std::to_string(static_cast<int>(where)) +
+              " (valid: Detect, Host, Device)");
+}
+
 template <class T>
 detail::KeyBatch fixed_width(std::span<const T> keys, detail::KeyKind kind, KeyMemory where,
                              const char* what) {
@@ -26,7 +34,7 @@ detail::KeyBatch fixed_width(std::span<const T> keys, detail::KeyKind kind, KeyM
   b.kind = kind;
   b.n = keys.size();
   b.keys = keys.data();
-  b.memory = static_cast<std::uint8_t>(where);
+  b.memory = static_cast<std::uint8_t>(checked(where, what));
   return b;
 }
 
@@ -88,7 +96,7 @@ detail::KeyBatch strings(StringBatch<Offset> s, detail::KeyKind kind, KeyMemory 
   b.keys = s.offsets.data();
   b.data = s.data.data();
   b.data_size = s.data.size();
-  b.memory = static_cast<std::uint8_t>(where);
+  b.memory = static_cast<std::uint8_t>(checked(where, name));
   // Offsets in device memory (said, or detected) are validated on the device.
   if (where == KeyMemory::Device) return b;
   if (where == KeyMemory::Detect && detail::cuda::is_device_pointer(s.offsets.data())) {

@@ -49,6 +49,25 @@ TEST(BadInput, BloomProbesOutOfRange) {
                {"hash kind"});
 }
 
+// Every enum a call takes is checked: a KeyMemory cast from a bad integer was
+// taken, and the batch read as if it said Detect.
+TEST(BadInput, UnknownKeyMemory) {
+  const std::vector<std::uint64_t> u64{1, 2};
+  const std::vector<std::uint32_t> u32{1, 2};
+  const std::vector<std::int32_t> off32{0, 1, 2};
+  const std::vector<std::int64_t> off64{0, 1, 2};
+  const std::vector<std::uint8_t> bytes{'a', 'b'};
+  for (int bad : {3, 9, 255}) {
+    const auto where = static_cast<KeyMemory>(bad);
+    const std::string named = "unknown KeyMemory " + std::to_string(bad);
+    expect_error([&] { Keys k(std::span<const std::uint64_t>(u64), where); }, {"uint64 batch", named});
+    expect_error([&] { Keys k(std::span<const std::uint32_t>(u32), where); }, {"uint32 batch", named});
+    expect_error([&] { Keys k(Prehashed{u64}, where); }, {"pre-hashed batch", named});
+    expect_error([&] { Keys k(StringBatch<std::int32_t>{off32, bytes}, where); }, {"int32 offsets", named});
+    expect_error([&] { Keys k(StringBatch<std::int64_t>{off64, bytes}, where); }, {"int64 offsets", named});
+  }
+}
+
 TEST(BadInput, HllPrecisionOutOfRange) {
   for (std::uint32_t p : {0u, 3u, 19u, 64u}) {
     expect_error([&] { HyperLogLog h(p); }, {"p = ", "[4, 18]"});
