@@ -2,6 +2,7 @@
 #include <xxhash.h>
 
 #include <numeric>
+#include <utility>
 
 #include "probkit/probkit.hpp"
 
@@ -42,4 +43,18 @@ TEST(Smoke, SingleKeyContainsMatchesTheBatchItsKeyCameFrom) {
   for (std::uint32_t k : narrow) widened_hits += bf.contains(std::uint64_t{k});
   EXPECT_LT(widened_hits, 100u) << "a uint32 key's 8-byte hash is another key";
   static_assert(!TakesAnIntKey<probkit::BloomFilter>, "an int key must say its width");
+}
+
+// Whether T initialises from {} where copy-list-initialisation asks for it
+// (`T t = {};`, `return {};`, an aggregate's member): a pair of T is, only if
+// T's default constructor is not explicit.
+template <class T>
+concept InitialisesFromEmptyBraces = requires(void (*take)(std::pair<T, int>)) { take({}); };
+
+TEST(Smoke, DefaultSketchInitialisesFromEmptyBraces) {
+  EXPECT_TRUE(InitialisesFromEmptyBraces<probkit::HyperLogLog>);
+  const probkit::HyperLogLog h;
+  EXPECT_EQ(h.precision(), 14u);
+  EXPECT_EQ(h.hash().kind, probkit::HashKind::Xxh64);
+  EXPECT_EQ(h.hash().seed, 0u);
 }

@@ -20,7 +20,11 @@ class PROBKIT_API HyperLogLog {
  public:
   // 2^p registers, p in [4, 18]. Default hash XXH64 seed 0; HashSpec::redis()
   // with p = 14 makes a sketch that is Redis's own.
-  explicit HyperLogLog(std::uint32_t p = 14, HashSpec hash = {});
+  explicit HyperLogLog(std::uint32_t p, HashSpec hash = {});
+  // p = 14, XXH64 seed 0. Not explicit, so that `return {};`, `= {}` and
+  // aggregates holding a sketch initialise from {} (Clang refuses an explicit
+  // default constructor there, and GCC warns under -pedantic).
+  HyperLogLog() : HyperLogLog(14) {}
   // p = 14 with the Redis hash.
   static HyperLogLog redis();
 
