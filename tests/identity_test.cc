@@ -469,6 +469,19 @@ TEST_F(Dispatch, EnvironmentAndApiPinEachTarget) {
   }
 }
 
+// The API's pin stands over PROBKIT_SIMD_TARGET, and lifting it (an empty
+// name) returns to the variable's target, not to the best one.
+TEST_F(Dispatch, PinOverTheEnvironmentAndLifted) {
+  const std::vector<std::string> targets = simd_targets();
+  if (targets.size() < 2) GTEST_SKIP() << "needs two SIMD targets";
+  const ScopedEnv env("PROBKIT_SIMD_TARGET", targets.back());
+  EXPECT_EQ(simd_target(), targets.back());
+  set_simd_target(targets.front());
+  EXPECT_EQ(simd_target(), targets.front());
+  set_simd_target("");
+  EXPECT_EQ(simd_target(), targets.back());
+}
+
 TEST_F(Dispatch, AvailableBackendsListsScalarFirst) {
   const std::vector<Backend> b = available_backends();
   ASSERT_FALSE(b.empty());

@@ -35,8 +35,9 @@ PROBKIT_API std::vector<Backend> available_backends();
 // Highway targets compiled into the library and supported by this CPU, best
 // first (names as hwy::TargetName gives them).
 PROBKIT_API std::vector<std::string> simd_targets();
-// Pins the Simd backend to one target (as the environment variable
-// PROBKIT_SIMD_TARGET does); an empty name returns to the best supported.
+// Pins the Simd backend to one target, over the environment variable
+// PROBKIT_SIMD_TARGET; an empty name lifts the pin, and the Simd backend
+// returns to that variable's target where it is set, else the best supported.
 // Throws Error for a target not compiled or not supported by this CPU.
 PROBKIT_API void set_simd_target(std::string_view name);
 // The target the Simd backend uses now.

@@ -118,6 +118,17 @@ class DistinctTest(CliTestCase):
             for value in (" " + good, "+" + good, good + " ", "-1", good + "x", "0x10", "99999999999999999999"):
                 self.assert_fails(["distinct"], stdin=b"a\n", env={name: value}, mentions=name)
 
+    def test_read_buffer_is_checked_by_every_command(self):
+        # Only the commands that read lines checked PROBKIT_READ_BUFFER; the others took any value, where
+        # PROBKIT_THREADS failed them all.
+        s, f = self.path("s.pkhl"), self.path("f.pkbf")
+        run(["hll", "add", s], stdin=b"a\n")
+        run(["bloom", "build", "--capacity", "10", "--fpr", "0.01", "-o", f], stdin=b"a\n")
+        bench = ["bench", "--keys", "1000", "--string-keys", "100", "--absent-keys", "100", "--reps", "1"]
+        for args in (["hll", "count", s], ["hll", "export", "--redis", s], ["bloom", "info", f], bench):
+            self.assert_fails(args, env={"PROBKIT_READ_BUFFER": "abc"},
+                              mentions="PROBKIT_READ_BUFFER='abc' is not a byte count")
+
     def test_long_lines(self):
         rng = random.Random(9)
         keys = [bytes(rng.randrange(97, 123) for _ in range(rng.randrange(20_000, 70_000))) for _ in range(20)]

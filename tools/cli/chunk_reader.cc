@@ -102,9 +102,7 @@ struct ChunkReader::Input {
   }
 };
 
-namespace {
-
-std::size_t chunk_bytes_from_environment() {
+std::size_t ChunkReader::chunk_bytes_from_environment() {
   const char* env = std::getenv("PROBKIT_READ_BUFFER");
   if (env == nullptr || *env == '\0') return ChunkReader::kChunkBytes;
   // Digits only: from_chars takes no sign or white space, as strtoull would.
@@ -116,8 +114,6 @@ std::size_t chunk_bytes_from_environment() {
   }
   return static_cast<std::size_t>(v);
 }
-
-}  // namespace
 
 ChunkReader::ChunkReader(std::vector<std::string> paths, std::size_t chunk_bytes)
     : chunk_bytes_(chunk_bytes != 0 ? chunk_bytes : chunk_bytes_from_environment()) {

@@ -45,6 +45,9 @@ class ChunkReader {
   bool all_mapped() const;
 
   static constexpr std::size_t kChunkBytes = std::size_t{4} << 20;
+  // PROBKIT_READ_BUFFER's byte count, or kChunkBytes where it is unset or
+  // empty; UsageError for anything but digits of a count in [1, 2^32].
+  static std::size_t chunk_bytes_from_environment();
 
  private:
   struct Input;

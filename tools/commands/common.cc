@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 
+#include "cli/chunk_reader.hpp"
 #include "cli/errors.hpp"
 #include "probkit/error.hpp"
 #include "probkit/keys.hpp"
@@ -80,6 +81,7 @@ Common apply_common(const ParsedArgs& args, bool allow_cuda) {
       throw probkit::Error(std::string("PROBKIT_SIMD_TARGET: ") + e.what());
     }
   }
+  (void)ChunkReader::chunk_bytes_from_environment();  // as PROBKIT_THREADS, whether or not this command reads input
   if (asked == Backend::Cuda && !allow_cuda) {
     throw UsageError(std::string(c.backend == Backend::Cuda ? "--backend cuda" : "PROBKIT_BACKEND=cuda") +
                      ": this command runs on the CPU (scalar or simd); only `probkit bench` runs the CUDA backend");
