@@ -10,7 +10,7 @@ from report_plots import plot_bloom_fpr, plot_hll_accuracy
 def exact_cacheline_fpr(bits_per_key, k):
     """A cacheline512 filter's false-positive rate computed exactly: a query lands in a block of i keys
     (Poisson over blocks, 512 / bits_per_key keys a block on average) whose i·k probes set X of its 512
-    bits, and hits with probability E[(X / 512)^k]. The model of DESIGN.md §3 raises E[X / 512] to the k
+    bits, and hits with probability E[(X / 512)^k]. The blocked-filter model raises E[X / 512] to the k
     instead, which is smaller (Jensen). tests/accuracy_test.cc holds the kernels to the same oracle."""
     lam = 512.0 / bits_per_key
     bits_set = [1.0] + [0.0] * 512  # P(X = x) after the probes so far
@@ -90,7 +90,7 @@ _Plots: {where}; engine {hll_meta.get('served', '?')}. Dotted lines: 1.04/√m, 
 
 10^6 keys inserted into a filter of n·bits/key bits; 2·10^7 never-inserted keys queried. cacheline512
 uses the k that minimises the blocked model (`bloom_model_fpr`) at that load; parquet_sbbf always
-has k = 8. Lines: the blocked-filter model of DESIGN.md §3 (`probkit::bloom_model_fpr`), and the
+has k = 8. Lines: the blocked-filter model (`probkit::bloom_model_fpr`), and the
 classic (unblocked) Bloom filter formula (1 − e^(−kn/m))^k with the same k and with its own best k —
 the price of one-cache-line access.
 

@@ -200,7 +200,7 @@ Commit `{m.get('commit', '?')}`, {m.get('date', '?')}{run_line(b)}. Engines meas
 
 {repetitions_line(b)} Each benchmark prints beside its
 throughput a speed-of-light probe measured in the same process on a buffer of the same size
-(DESIGN.md §7): for Bloom filters the rate of independent random 64-byte reads (random lines, prefetched),
+(bench/probes.hpp): for Bloom filters the rate of independent random 64-byte reads (random lines, prefetched),
 for HLL and hashing the sequential read rate of the key column in keys/s; "÷ probe" is the ratio.
 The probe is a plain loop (the best of a direct schedule and prefetches 64, 128 and 256 lines ahead),
 not a proof of the hardware's limit: a ratio a little above 1 means the kernel keeps more misses in

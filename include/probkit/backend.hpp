@@ -1,4 +1,4 @@
-// Backends and run-time dispatch (DESIGN.md §6).
+// Backends and run-time dispatch (README.md, "Backends").
 #pragma once
 #include <cstdint>
 #include <string>

@@ -1,5 +1,6 @@
 // Blocked Bloom filter: one cache line (cacheline512) or one 32-byte block
-// (parquet_sbbf) per key, so a query is one memory access (DESIGN.md §3).
+// (parquet_sbbf) per key, so a query is one memory access (which bits:
+// docs/FORMAT.md, "Which bits a key sets").
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -59,7 +60,7 @@ class PROBKIT_API BloomFilter {
                 Backend backend = Backend::Auto) const;
   // Number of keys of the batch that may be present (no per-key output).
   std::uint64_t count(const Keys& keys, Backend backend = Backend::Auto) const;
-  // One key, for convenience, hashed as in a batch of its type (DESIGN.md §2):
+  // One key, for convenience, hashed as in a batch of its type (docs/FORMAT.md):
   // a uint32_t as its 4 bytes, a uint64_t as its 8. Other integer types are
   // ambiguous (as for probkit::hash): cast to the width the keys were added at.
   bool contains(std::string_view key) const;
@@ -150,8 +151,11 @@ class PROBKIT_API BloomFilter {
   detail::Storage storage_;
 };
 
-// The blocked-filter false-positive model of DESIGN.md §3 for n keys in
-// num_blocks blocks with k probes.
+// The blocked-filter false-positive model for n keys in num_blocks blocks with
+// k probes: a Poisson mixture over the keys a block holds,
+// sum_i Pois(i; n / num_blocks) (1 - (1 - 1/B)^(i k))^k with B the block's
+// bits (512), and for parquet_sbbf, whose k = 8 bits go one to each 32-bit
+// word, sum_i Pois(i; n / num_blocks) (1 - (1 - 1/32)^i)^8.
 PROBKIT_API double bloom_model_fpr(BloomLayout layout, std::uint64_t num_blocks, std::uint32_t k,
                        std::uint64_t n);
 

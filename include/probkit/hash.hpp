@@ -1,5 +1,6 @@
-// Public hashing entry points (DESIGN.md §2): XXH64 (default, seed
-// configurable) and MurmurHash64A (Redis mode), for bytes and fixed-width keys.
+// Public hashing entry points: XXH64 (default, seed configurable) and
+// MurmurHash64A (Redis mode), for bytes and fixed-width keys (the rule:
+// docs/FORMAT.md, "Keys and their hashes").
 #pragma once
 #include <cstdint>
 #include <string_view>

@@ -1,5 +1,5 @@
 // HyperLogLog with one-byte registers, Ertl's improved estimator, and Redis's
-// string format (DESIGN.md §4, §5).
+// string format (docs/FORMAT.md).
 #pragma once
 #include <cstddef>
 #include <cstdint>

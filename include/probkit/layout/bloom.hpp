@@ -1,4 +1,4 @@
-// Blocked Bloom filter layouts (DESIGN.md §3): hash -> block, and the bits a
+// Blocked Bloom filter layouts (docs/FORMAT.md, "Which bits a key sets"): hash -> block, and the bits a
 // key sets inside its block. Every backend calls these; none keeps a copy.
 #pragma once
 #include <cstdint>

@@ -1,4 +1,5 @@
-// The key -> 64-bit hash step every backend shares (DESIGN.md §2).
+// The key -> 64-bit hash step every backend shares (docs/FORMAT.md, "Keys and
+// their hashes").
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -1,4 +1,4 @@
-// HyperLogLog register update (DESIGN.md §4), identical to Redis's PFADD for
+// HyperLogLog register update (docs/FORMAT.md, "PKHL"), identical to Redis's PFADD for
 // p = 14 and the Redis hash.
 #pragma once
 #include <cstdint>

@@ -100,7 +100,7 @@ PROBKIT_HD_INLINE std::uint64_t xxh64(const std::uint8_t* p, std::size_t len, st
   return xxh64_finish(h, len, p, static_cast<std::size_t>(end - p));
 }
 
-// Fixed-width keys, hashed as their little-endian bytes (DESIGN.md §2).
+// Fixed-width keys, hashed as their little-endian bytes (docs/FORMAT.md).
 PROBKIT_HD_INLINE std::uint64_t xxh64_u64(std::uint64_t key, std::uint64_t seed) {
   return xxh64_avalanche(xxh64_tail8(seed + kXxhPrime5 + 8, key));
 }
