@@ -325,6 +325,12 @@ bool BloomFilter::contains(std::uint64_t key) const {
   return count(Keys(std::span<const std::uint64_t>(one))) == 1;
 }
 
+bool BloomFilter::contains_hash(std::uint64_t hash) const {
+  detail::require_not_moved_from(storage_, "contains_hash", "filter");
+  const std::uint64_t one[1] = {hash};
+  return count(Keys(Prehashed{std::span<const std::uint64_t>(one)})) == 1;
+}
+
 void BloomFilter::check_same_shape(const BloomFilter& other, const char* op) const {
   detail::require_not_moved_from(storage_, op, "filter");
   detail::require_not_moved_from(other.storage_, op, "other filter");

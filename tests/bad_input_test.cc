@@ -188,6 +188,7 @@ TEST(BadInput, MovedFromObjects) {
   expect_error([&] { (void)f.contains(std::uint32_t{1}); }, {"contains: the filter was moved from"});
   expect_error([&] { (void)f.contains("a"); }, {"contains: the filter was moved from"});
   expect_error([&] { (void)f.expected_fpr(1000); }, {"expected_fpr: the filter was moved from"});
+  expect_error([&] { (void)f.contains_hash(1); }, {"contains_hash: the filter was moved from"});
   expect_error([&] { g.union_with(f); }, {"union_with: the other filter was moved from, and may only be assigned"});
   expect_error([&] { f.intersect_with(g); }, {"intersect_with: the filter was moved from"});
   expect_error([&] { f.clear(); }, {"clear: the filter was moved from"});

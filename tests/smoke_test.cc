@@ -45,6 +45,25 @@ TEST(Smoke, SingleKeyContainsMatchesTheBatchItsKeyCameFrom) {
   static_assert(!TakesAnIntKey<probkit::BloomFilter>, "an int key must say its width");
 }
 
+// A filter built from pre-hashed keys answers for one of them through
+// contains_hash; contains(uint64_t) hashes the value as a key, and (without
+// contains_hash) a loop of it read almost every stored hash as absent.
+TEST(Smoke, SingleHashContainsMatchesThePrehashedBatch) {
+  std::vector<std::uint64_t> hashes(1000);
+  for (std::size_t i = 0; i < hashes.size(); ++i) hashes[i] = probkit::hash(std::uint64_t{i} * 7919);
+  auto bf = probkit::BloomFilter::for_capacity(1000, 0.001);
+  bf.add(probkit::Prehashed{hashes});
+  std::uint64_t rehashed_hits = 0;
+  for (std::uint64_t h : hashes) {
+    ASSERT_TRUE(bf.contains_hash(h)) << h;
+    rehashed_hits += bf.contains(h);
+  }
+  EXPECT_LT(rehashed_hits, 100u) << "contains(uint64_t) hashes its key";
+  std::uint64_t absent_hits = 0;
+  for (std::uint64_t i = 0; i < 10000; ++i) absent_hits += bf.contains_hash(probkit::hash(i * 7919 + 1));
+  EXPECT_LT(absent_hits, 100u) << "hashes never added";
+}
+
 // Whether T initialises from {} where copy-list-initialisation asks for it
 // (`T t = {};`, `return {};`, an aggregate's member): a pair of T is, only if
 // T's default constructor is not explicit.

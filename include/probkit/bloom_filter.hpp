@@ -66,6 +66,10 @@ class PROBKIT_API BloomFilter {
   bool contains(std::string_view key) const;
   bool contains(std::uint32_t key) const;
   bool contains(std::uint64_t key) const;
+  // One pre-hashed key: the hash used as given, as in a Prehashed batch. (For
+  // a filter built from Prehashed batches, contains(uint64_t) would hash the
+  // value again and miss.)
+  bool contains_hash(std::uint64_t hash) const;
 
   // Stream-taking forms for device-resident filters (a host filter runs them
   // on the CPU and ignores the stream). Keys and `out` may be in host or
