@@ -35,7 +35,10 @@ class PROBKIT_API BloomFilter {
   static BloomFilter for_capacity(std::uint64_t capacity, double fpr,
                                   BloomLayout layout = BloomLayout::Cacheline512,
                                   HashSpec hash = {});
-  // A filter of (at most) `bytes` bytes, rounded down to whole blocks.
+  // A filter of (at most) `bytes` bytes, rounded down to whole blocks. (A
+  // parquet_sbbf bitset that Arrow's C++ reader will load has a power-of-two
+  // length from 32 bytes to 128 MiB, which for_capacity seldom gives:
+  // docs/FORMAT.md.)
   static BloomFilter for_bytes(std::size_t bytes, std::uint32_t k,
                                BloomLayout layout = BloomLayout::Cacheline512,
                                HashSpec hash = {});
