@@ -30,7 +30,7 @@ PROBKIT_HD_INLINE std::uint64_t murmur64a_finish(std::uint64_t h) {
 
 PROBKIT_HD_INLINE std::uint64_t murmur64a(const std::uint8_t* p, std::size_t len,
                                           std::uint64_t seed) {
-  std::uint64_t h = seed ^ (static_cast<std::uint64_t>(len) * kMurmurM);
+  std::uint64_t h = seed ^ (std::uint64_t{len} * kMurmurM);  // size_t may be narrower: widened, never cast
   const std::size_t blocks = len / 8;
   for (std::size_t i = 0; i < blocks; ++i) h = murmur64a_block(h, load_le64(p + 8 * i));
   const std::uint8_t* tail = p + 8 * blocks;
