@@ -23,7 +23,7 @@ class PROBKIT_API HyperLogLog {
   explicit HyperLogLog(std::uint32_t p, HashSpec hash = {});
   // p = 14, XXH64 seed 0. Not explicit, so that `return {};`, `= {}` and
   // aggregates holding a sketch initialise from {} (Clang refuses an explicit
-  // default constructor there, and GCC warns under -pedantic).
+  // default constructor there; GCC warns).
   HyperLogLog() : HyperLogLog(14) {}
   // p = 14 with the Redis hash.
   static HyperLogLog redis();

@@ -1,5 +1,6 @@
 // A non-owning view of a batch of keys of any kind that bulk calls accept
-// (docs/FORMAT.md, "Keys and their hashes"). Validated on construction: a bad batch never reaches a kernel.
+// (docs/FORMAT.md, "Keys and their hashes"). Validated on construction: a bad
+// batch never reaches a kernel.
 // Being a view, it checks string offsets once, when made: after changing the
 // offsets, make a new Keys. A bulk call throws Error for keys whose memory
 // overlaps what it writes (the filter's bitset, the sketch's registers,

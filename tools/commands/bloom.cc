@@ -33,7 +33,7 @@ const char* layout_name(BloomLayout layout) {
 // A blocked filter sets its k bits of a key (at most 16; 8 for parquet_sbbf)
 // in one block, so for rates past what those bits reach for_capacity can only
 // add blocks, and the size climbs fast: --capacity 1000000 at --fpr 1e-15 takes
-// 68 MB, 547 bits a key, where a classic Bloom filter takes 72. The rate was
+// 68 MB, 546 bits a key, where a classic Bloom filter takes 72. The rate was
 // asked for, not the size: the size is said before the keys are read, where it
 // is large and far past the classic filter's.
 void note_costly_rate(const BloomFilter& filter, std::uint64_t capacity, const std::string& fpr_text, double fpr) {

@@ -1,5 +1,5 @@
-// HyperLogLog register update (docs/FORMAT.md, "PKHL"), identical to Redis's PFADD for
-// p = 14 and the Redis hash.
+// HyperLogLog register update (docs/FORMAT.md, "PKHL"), identical to Redis's
+// PFADD for p = 14 and the Redis hash.
 #pragma once
 #include <cstdint>
 
