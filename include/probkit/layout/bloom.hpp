@@ -1,5 +1,6 @@
 // Blocked Bloom filter layouts (docs/FORMAT.md, "Which bits a key sets"):
-// hash -> block, and the bits a key sets inside its block. Every backend calls these; none keeps a copy.
+// hash -> block, and the bits a key sets inside its block. Every backend calls
+// these; none keeps a copy.
 #pragma once
 #include <cstdint>
 
