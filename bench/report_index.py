@@ -120,9 +120,11 @@ vCPUs, and each page says more.
 
 ## Peers: throughput, probkit ÷ peer
 
-Measured in each machine's run on the same keys (> 1: probkit faster), one thread where a peer was
-measured at more than one thread count. Each page gives the figures behind the ratios, the false-positive
-rates and HLL errors beside them, how each peer is fed, and which peers the machine lacked.
+Each ratio is from one run of the peers' program on that machine, probkit and the peer on the same keys
+(> 1: probkit faster), one thread where a peer was measured at more than one thread count; that run may
+be another than the benchmarks' (the machine's page says so where it is). Each page gives the figures
+behind the ratios, the false-positive rates and HLL errors beside them, how each peer is fed, and which
+peers the machine lacked.
 
 {table(*peer_throughputs(runs))}
 """

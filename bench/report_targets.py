@@ -11,17 +11,42 @@ TARGET_ADD_256K = 400e6
 TARGET_STR16 = 200e6  # Bloom add and HLL add of 16-byte strings
 
 
+def measured(x):
+    """Whether x is a figure: present, finite and above zero. A rate over a zero probe (inf, or NaN) or a zero
+    CPU time is no measurement, and is reported missing rather than judged."""
+    return x is not None and math.isfinite(x) and x > 0
+
+
+def cut(x, decimals):
+    """x cut (not rounded) to `decimals`: 1e-9 of a step over, so that a value whose binary form falls just
+    below its decimal one (1.13 * 100 = 112.99999999999999) keeps it."""
+    scale = 10 ** decimals
+    return math.floor(x * scale + 1e-9) / scale
+
+
 def ratio3(x):
     """A ratio as the floors table prints it (and judges it): cut, not rounded, to 3 decimals, so that a ratio
     below a bar never prints as the bar and passes it (0.8496 printed 0.850 and met 0.85)."""
-    return "–" if x is None else f"{math.floor(x * 1000) / 1000:.3f}"
+    return "–" if x is None else f"{cut(x, 3):.3f}"
+
+
+def cut_ratio2(x):
+    """A ratio cut to 2 decimals, as the scaling table prints it (beside the verdicts table's 3)."""
+    return "–" if not measured(x) else f"{cut(x, 2):.2f}"
+
+
+def mps_step(x):
+    """The step mps prints a rate of x to: whole M/s from 100 M/s, tenths from 1 M/s, else thousandths."""
+    return 1e6 if x >= 1e8 else 1e5 if x >= 1e6 else 1e3
 
 
 def cut_mps(x):
     """(text, value) of a rate as mps prints it, cut, not rounded, for the same reason (599.6 M/s printed 600
-    and met 600)."""
-    step = 1e6 if x >= 1e8 else 1e5 if x >= 1e6 else 1e3
-    shown = math.floor(x / step) * step
+    and met 600); ("–", None) where x is no measurement."""
+    if not measured(x):
+        return "–", None
+    step = mps_step(x)
+    shown = math.floor(x / step + 1e-9) * step
     return mps(shown), shown
 
 
@@ -58,23 +83,25 @@ def target_rows(b, bench, kw):
 
 
 def target_figure(r, kind, cpu):
-    """(text, value as printed, standard deviation over the repetitions or None) of r's figure for a floor or
-    target of this kind, per wall-clock second or (cpu) per CPU second; (None, None, None) where r lacks it."""
+    """(text, value as printed, standard deviation over the repetitions as printed, or None) of r's figure for
+    a floor or target of this kind, per wall-clock second or (cpu) per CPU second; (None, None, None) where r
+    lacks it or holds no measurement (see measured)."""
     rate_key = "keys_per_cpu_s" if cpu else "keys_per_s"
-    if kind == "rate":
-        x = r.get(rate_key)
-        if x is None:
-            return None, None, None
-        text, shown = cut_mps(x)
-        return f"{text} M/s", shown, None
-    key = ("vs_probe" if kind == "probe" else "vs_reference") + ("_cpu" if cpu else "")
+    key = rate_key if kind == "rate" else ("vs_probe" if kind == "probe" else "vs_reference") + ("_cpu" if cpu else "")
     x = r.get(key)
-    if x is None:
+    if not measured(x):
         return None, None, None
     sd = r.get("sd", {}).get(key)
+    sd = sd if sd is not None and math.isfinite(sd) else None
+    if kind == "rate":
+        text, shown = cut_mps(x)
+        if sd is None:
+            return f"{text} M/s", shown, None
+        step = mps_step(sd)
+        return f"{text} ± {mps(sd)} M/s", shown, round(sd / step) * step
     spread = f" ± {sd:.3f}" if sd is not None else ""
-    rate = r.get(rate_key)
-    return f"{ratio3(x)}{spread} ({cut_mps(rate)[0] if rate else '–'} M/s)", float(ratio3(x)), sd
+    return (f"{ratio3(x)}{spread} ({cut_mps(r.get(rate_key))[0]} M/s)", float(ratio3(x)),
+            None if sd is None else float(f"{sd:.3f}"))
 
 
 def engine_figure(b, target, engine):
@@ -98,7 +125,8 @@ def served_verdict(b, target, cpu=False):
     if served.get("label") and served["label"] != b.best:
         text += f" (served by {served['label']})"
     verdict = "yes" if shown >= threshold else "**no**"
-    if sd is not None and abs(shown - threshold) <= sd:
+    # On the figures as printed: 0.860 ± 0.010 against 0.85 is within the noise, whatever float 0.86 - 0.85 is.
+    if sd is not None and round(abs(shown - threshold), 9) <= round(sd, 9):
         verdict += " (within noise)"
     return text, verdict
 
@@ -164,7 +192,7 @@ def scaling_row(b, engine, bench, kw, what):
     h1 = hkeys and b.get("hash", keys=hkeys, hash="xxh64", engine=engine, threads=1)
     hn = hkeys and b.get("hash", keys=hkeys, hash="xxh64", engine=engine, threads=b.all_threads)
     # Judged, as printed, on the speed-up cut to 2 decimals: 1.797 printed 1.80 beside a "no".
-    shown = None if s is None else math.floor(s * 100) / 100
+    shown = None if s is None else cut(s, 2)
     if s is None and judged and engine == b.best:
         met = "**missing**"
     elif s is None or not judged:
@@ -173,10 +201,12 @@ def scaling_row(b, engine, bench, kw, what):
         met = "yes" if shown >= 1.8 else "**no**"
     else:  # another engine's verdict is for information: the library serves b.best here
         met = "(yes)" if shown >= 1.8 else "(no)"
-    return [what, engine, mps(rate(r1, "keys_per_s")), mps(rate(rn, "keys_per_s")), ratio(shown), met,
+    # Rates cut as the verdicts table cuts them, and "÷ probe" the median of the per-repetition ratios, as
+    # there: a rate over the median probe paired figures of different repetitions (0.84 here, 0.828 there).
+    return [what, engine, cut_mps(rate(r1, "keys_per_s"))[0], cut_mps(rate(rn, "keys_per_s"))[0], ratio(shown), met,
             ratio(div(rate(rn, probe_key), rate(r1, probe_key))),
-            ratio(div(rate(r1, "keys_per_s"), rate(r1, probe_key))),
-            ratio(div(rate(rn, "keys_per_s"), rate(rn, probe_key))),
+            cut_ratio2(rate(r1, "vs_" + probe_key)),
+            cut_ratio2(rate(rn, "vs_" + probe_key)),
             ratio(div(rate(hn, "keys_per_s"), rate(h1, "keys_per_s"))),
             "–" if not r1 else "interleaved" if r1.get("interleaved") else "back to back"]
 
@@ -205,7 +235,8 @@ def floors_section(b):
         add = b.get("bloom_add", engine=engine, threads=b.all_threads, **ADD_1GIB)
         owned = b.get("bloom_add_owned", engine=engine, threads=b.all_threads, **ADD_1GIB_IDEAL)
         if add and owned and add.get("keys_per_s") and owned.get("keys_per_s"):
-            ideal.append(f"{engine} {mps(add['keys_per_s'])} M keys/s against {mps(owned['keys_per_s'])} M keys/s, "
+            ideal.append(f"{engine} {cut_mps(add['keys_per_s'])[0]} M keys/s against "
+                         f"{cut_mps(owned['keys_per_s'])[0]} M keys/s, "
                          f"add ÷ ideal {add['keys_per_s'] / owned['keys_per_s']:.2f}")
     ideal_note = ("The ideal of the add into a large filter (\"ideal\" row, not judged) runs the bare add kernel "
                   "with each worker inserting only the pre-hashed keys of its own blocks, sorted out before the "
@@ -240,11 +271,11 @@ def floors_section(b):
     return (table1 + "\n\nThe verdicts are the served engine's; the fastest other target is there for information "
             "(a target the library does not pick on this CPU can win a single row). Each figure is a median over "
             "the repetitions, and each verdict is on the figure as printed (cut, not rounded: rates to whole "
-            "M/s, ratios to 3 decimals), so the two cannot disagree. For the ratio targets the figure is the "
-            "median of the per-repetition ratios, ± "
-            "their standard deviation over the repetitions (Google Benchmark's stddev aggregate), with the rate "
-            "in parentheses; a verdict within one standard deviation of its threshold is within the noise of the "
-            "run, and is marked so. The per-CPU-second figures count each thread's CPU time (keys × threads ÷ "
+            "M/s, ratios to 3 decimals), so the two cannot disagree. Beside each figure, ± its standard deviation "
+            "over the repetitions (Google Benchmark's stddev aggregate); for the ratio targets the figure is the "
+            "median of the per-repetition ratios, with the rate in parentheses. A verdict whose threshold lies "
+            "within one standard deviation of the figure, both as printed, is within the noise of the run, and is "
+            "marked so. The per-CPU-second figures count each thread's CPU time (keys × threads ÷ "
             "process CPU time), so they show what the code does with a core to itself on a shared machine; the "
             "probe is measured the same way for the CPU ratios. The last column is the AVX2 engine (the Highway "
             "AVX2 target pinned on this CPU, the instruction set the targets name), where the run measured it."
@@ -253,7 +284,8 @@ def floors_section(b):
             "(the targets name a 2-core AVX2 machine). Beside each speed-up, the probe that bounds the operation, "
             "measured beside it at the same thread count: random 64-byte reads for contains, random 64-byte updates "
             "for add (the verdicts table above sets add beside the read probe), the sequential read of the key "
-            "column for HLL add. Its own speed-up shows how much parallelism the machine gave that kind of memory "
+            "column for HLL add; \"÷ bounding probe\" is the median of the per-repetition ratios, as in the "
+            "verdicts table (cut to 2 decimals). Its own speed-up shows how much parallelism the machine gave that kind of memory "
             "work at that moment, and the operation's rate as a fraction of it shows how close the operation came "
             "to it. Where the probe is the operation's ceiling, its speed-up can reach at most the probe's own "
             "speed-up ÷ its 1-thread ÷ probe figure, whatever the code does. Hashing alone's speed-up (each thread "
@@ -280,12 +312,15 @@ def split_section(b):
         for op in ("contains", "add"):
             k = in_cache(op, "prehashed", e)
             u = in_cache(op, "u64", e)
-            serial = (1 / (1 / h["keys_per_s"] + 1 / k["keys_per_s"])) if h and k else None
+            serial = (1 / (1 / h["keys_per_s"] + 1 / k["keys_per_s"])
+                      if h and k and measured(h["keys_per_s"]) and measured(k["keys_per_s"]) else None)
             cells += [mps(k and k["keys_per_s"]), mps(serial), mps(u and u["keys_per_s"])]
-            if h and k:
-                parts = [f"hashing alone {mps(h['keys_per_s'])}"] if h["keys_per_s"] < targets[op] else []
-                if k["keys_per_s"] < targets[op]:
-                    parts.append(f"kernel alone {mps(k['keys_per_s'])}")
+            if h and k and measured(h["keys_per_s"]) and measured(k["keys_per_s"]):
+                # Judged on the rates as printed, cut: 399.6 M/s read "kernel alone 400 M/s", below 400.
+                (h_text, h_shown), (k_text, k_shown) = cut_mps(h["keys_per_s"]), cut_mps(k["keys_per_s"])
+                parts = [f"hashing alone {h_text}"] if h_shown < targets[op] else []
+                if k_shown < targets[op]:
+                    parts.append(f"kernel alone {k_text}")
                 if parts:
                     short[op].append(f"{e} ({', '.join(parts)} M/s)")
         rows.append(cells)

@@ -123,6 +123,49 @@ class ReportTest(unittest.TestCase):
                          ["0.849 ± 0.000 (90.0 M/s): **no**"])
         self.assertEqual(cells(text, "contains 256 KiB"), ["1.79: **no** (probe 1.80)"])
 
+    def test_noise_band_on_the_printed_figures(self):
+        # 0.8605 ± 0.00996 printed "0.860 ± 0.010" and was not marked, 0.8605 ± 0.01004 was: the band was checked
+        # on the unrounded sd and a float 0.86 - 0.85 above 0.01. Rates had no band at all: 305.8 ± 40.5 M/s read
+        # "305 M/s: yes" against a 300 floor.
+        rows = [bench_row("bloom_contains/layout=cacheline512/keys=u64/size=256KiB/engine=AVX2/threads=1", 305.8e6,
+                          sd={"keys_per_s": 40.5e6}, probe=1000e6)]
+        for sd in (0.00996, 0.0100, 0.01004):
+            write_run(self.data, "amd-f25-m1-avx2", RUN_A, ["scalar", "AVX2"], rows + [contains_1g("AVX2", 0.8605, sd)])
+            _, text = self.index()
+            self.assertEqual(cells(text, "contains, 1 GiB cacheline512", "target ≥ 0.85× probe"),
+                             ["0.860 ± 0.010 (90.0 M/s): yes (within noise)"], sd)
+        write_run(self.data, "amd-f25-m1-avx2", RUN_A, ["scalar", "AVX2"], rows + [contains_1g("AVX2", 0.8405, 0.01)])
+        _, text = self.index()
+        self.assertEqual(cells(text, "contains, 1 GiB cacheline512", "target ≥ 0.85× probe"),
+                         ["0.840 ± 0.010 (90.0 M/s): **no** (within noise)"])
+        self.assertEqual(cells(text, "contains, 256 KiB cacheline512", "floor ≥ 300 M/s"),
+                         ["305 ± 40.5 M/s: yes (within noise)"])
+        self.assertEqual(cells(text, "contains, 256 KiB cacheline512", "target ≥ 600 M/s"), ["305 ± 40.5 M/s: **no**"])
+
+    def test_figures_that_are_no_measurement_are_missing(self):
+        # A rate over a zero probe (inf), NaN, or no rate at all crashed the report (OverflowError) or was judged.
+        for bad in (float("inf"), float("nan"), 0.0):
+            write_run(self.data, "amd-f25-m1-avx2", RUN_A, ["scalar", "AVX2"],
+                      [contains_256k("AVX2", bad), contains_1g("AVX2", bad, 0.01)])
+            _, text = self.index()
+            self.assertEqual(cells(text, "contains, 256 KiB cacheline512", "target ≥ 600 M/s"),
+                             ["not measured: **missing**"], bad)
+            self.assertEqual(cells(text, "contains, 1 GiB cacheline512", "target ≥ 0.85× probe"),
+                             ["not measured: **missing**"], bad)
+
+    def test_scaling_sets_the_rate_beside_its_own_probe(self):
+        # "÷ bounding probe" is the median of the per-repetition ratios (vs_probe), as the verdicts print it: the
+        # median rate over the median probe paired figures of different repetitions (here 0.50, not 0.38).
+        name = "bloom_contains/layout=cacheline512/keys=u64/size=1GiB/engine=AVX2/threads="
+        write_run(self.data, "amd-f25-m1-avx2", RUN_A, ["scalar", "AVX2"],
+                  [bench_row(name + "1", 90.29e6, probe=180e6, vs_probe=0.38),
+                   bench_row(name + "2", 171e6, probe=340e6, vs_probe=0.456)])
+        (_, b, _), = report_data.load_machines(self.data)
+        row = report_targets.scaling_row(b, "AVX2", "bloom_contains",
+                                         dict(layout="cacheline512", keys="u64", size="1GiB"), "contains 1 GiB")
+        # what, engine, 1 thread, 2 threads, speed-up, met, probe's speed-up, ÷ probe at 1 and 2 threads
+        self.assertEqual(row[:9], ["contains 1 GiB", "AVX2", "90.2", "171", "1.89", "yes", "1.89", "0.38", "0.45"])
+
     def test_missing_peers_are_said(self):
         # A peer a machine could not install read "–" beside the others' figures, or vanished where no
         # machine ran it.
@@ -180,4 +223,5 @@ if __name__ == "__main__":
     import machine  # noqa: E402
     import report_data  # noqa: E402
     import report_index  # noqa: E402
+    import report_targets  # noqa: E402
     unittest.main(argv=[sys.argv[0]] + rest)
