@@ -45,6 +45,17 @@ TEST(Smoke, SingleKeyContainsMatchesTheBatchItsKeyCameFrom) {
   static_assert(!TakesAnIntKey<probkit::BloomFilter>, "an int key must say its width");
 }
 
+template <class Filter>
+concept TakesANullKey = requires(const Filter& f) { f.contains(nullptr); };
+template <class Spec>
+concept HashesANullKey = requires(Spec s) { probkit::hash(nullptr, s); };
+
+// nullptr converted to std::string_view compiled, and crashed in strlen.
+TEST(Smoke, NullKeyDoesNotCompile) {
+  EXPECT_FALSE(TakesANullKey<probkit::BloomFilter>);
+  EXPECT_FALSE(HashesANullKey<probkit::HashSpec>);
+}
+
 // A filter built from pre-hashed keys answers for one of them through
 // contains_hash; contains(uint64_t) hashes the value as a key, and (without
 // contains_hash) a loop of it read almost every stored hash as absent.

@@ -67,6 +67,9 @@ class PROBKIT_API BloomFilter {
   // a uint32_t as its 4 bytes, a uint64_t as its 8. Other integer types are
   // ambiguous (as for probkit::hash): cast to the width the keys were added at.
   bool contains(std::string_view key) const;
+  // nullptr would reach std::string_view's strlen and crash (C++23 deletes
+  // that string_view constructor too).
+  bool contains(std::nullptr_t) const = delete;
   bool contains(std::uint32_t key) const;
   bool contains(std::uint64_t key) const;
   // One pre-hashed key: the hash used as given, as in a Prehashed batch. (For

@@ -2,6 +2,7 @@
 // MurmurHash64A (Redis mode), for bytes and fixed-width keys (the rule:
 // docs/FORMAT.md, "Keys and their hashes").
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -9,6 +10,9 @@
 
 namespace probkit {
 
+// nullptr would reach std::string_view's strlen and crash (C++23 deletes that
+// string_view constructor too).
+std::uint64_t hash(std::nullptr_t, HashSpec spec = {}) = delete;
 inline std::uint64_t hash(std::string_view bytes, HashSpec spec = {}) {
   return layout::hash_bytes(spec, reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
 }
