@@ -166,6 +166,18 @@ class ReportTest(unittest.TestCase):
         # what, engine, 1 thread, 2 threads, speed-up, met, probe's speed-up, ÷ probe at 1 and 2 threads
         self.assertEqual(row[:9], ["contains 1 GiB", "AVX2", "90.2", "171", "1.89", "yes", "1.89", "0.38", "0.45"])
 
+    def test_split_judges_the_halves_as_printed(self):
+        # The add kernel alone at 399.6 M/s was found below the 400 target and printed "kernel alone 400 M/s".
+        write_run(self.data, "amd-f25-m1-avx2", RUN_A, ["scalar", "AVX2"],
+                  [bench_row("hash/keys=u64/hash=xxh64/engine=AVX2/threads=1", 900e6),
+                   bench_row("bloom_add/layout=cacheline512/keys=prehashed/size=256KiB/engine=AVX2/threads=1", 399.6e6),
+                   bench_row("bloom_contains/layout=cacheline512/keys=prehashed/size=256KiB/engine=AVX2/threads=1",
+                             800e6)])
+        (_, b, _), = report_data.load_machines(self.data)
+        text = report_targets.split_section(b)
+        self.assertIn("add (target 400 M/s): one half alone is already below the target on AVX2 (kernel alone 399 M/s)",
+                      text)
+
     def test_missing_peers_are_said(self):
         # A peer a machine could not install read "–" beside the others' figures, or vanished where no
         # machine ran it.
