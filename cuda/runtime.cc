@@ -123,6 +123,7 @@ void require_device_backend(Backend requested) {
                 " cannot serve a device-resident object; call to_host() first or unset it");
   }
   if (requested == Backend::Cuda) return;
+  if (requested != Backend::Scalar && requested != Backend::Simd) throw unknown_backend(requested);
   throw Error("backend " + std::string(to_string(requested)) +
               " cannot serve a device-resident object; call to_host() first");
 }

@@ -220,7 +220,11 @@ CpuChoice resolve_cpu(Backend requested) {
       throw Error("backend cuda cannot serve a host-resident object; move it with to_device() first");
     case Backend::Auto: break;
   }
-  throw Error("unresolvable backend");
+  throw unknown_backend(b);
+}
+
+Error unknown_backend(Backend b) {
+  return Error("unknown backend " + std::to_string(static_cast<int>(b)) + " (valid: auto, scalar, simd, cuda)");
 }
 
 const CpuKernels& batch_check_kernels() {

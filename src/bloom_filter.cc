@@ -207,6 +207,7 @@ void BloomFilter::contains(const Keys& keys, std::span<std::uint8_t> out, Backen
   }
   if (out.data() == nullptr && !out.empty()) throw Error("contains: output pointer is null");
   detail::cuda::require_host_keys(keys.batch(), "contains");
+  if (!out.empty()) detail::cuda::require_host_output(out.data(), "contains");
   detail::require_keys_apart(keys.batch(), out.data(), out.size(), "contains", "the output");
   const detail::CpuChoice c = detail::resolve_cpu(backend);
   const detail::KeyBatch& kb = keys.batch();
@@ -286,6 +287,7 @@ std::uint64_t BloomFilter::count(const Keys& keys, Stream stream, Backend backen
 void BloomFilter::count_async(const Keys& keys, std::uint64_t* result, Stream stream, Backend backend) const {
   if (result == nullptr) throw Error("count_async: result pointer is null");
   if (!on_device()) {
+    detail::cuda::require_host_output(result, "count_async");
     *result = count(keys, backend);
     return;
   }

@@ -45,6 +45,16 @@ inline void require_host_keys(const KeyBatch& keys, const char* op) {
   }
 }
 
+// Host-resident objects write their per-key output (or count) on the CPU: an
+// output in device memory is an error there, not a store through a device
+// pointer, which faults on a GPU. One pointer query per call that has an
+// output (none in builds without CUDA).
+inline void require_host_output(const void* out, const char* op) {
+  if (out == nullptr || !is_device_pointer(out)) return;
+  throw Error(std::string(op) + ": the output is in device memory but the object is in host memory; "
+              "move the object with to_device() first, or pass host memory");
+}
+
 // Throws unless `requested` (after PROBKIT_BACKEND for Auto) may serve a
 // device-resident object: only Auto and Cuda can.
 void require_device_backend(Backend requested);

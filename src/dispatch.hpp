@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "probkit/backend.hpp"
+#include "probkit/error.hpp"
 #include "probkit/detail/kernels.hpp"
 
 namespace probkit::detail {
@@ -23,6 +24,11 @@ CpuChoice resolve_cpu(Backend requested);
 // resolve_cpu(Auto) picks, or the best this CPU supports where that throws
 // (PROBKIT_BACKEND=cuda, a bad setting): the bulk call reports that itself.
 const CpuKernels& batch_check_kernels();
+
+// The error for a Backend that is none of Auto, Scalar, Simd and Cuda (a cast
+// from a bad integer), naming its value; the host and the device paths both
+// throw it.
+Error unknown_backend(Backend b);
 
 // Backend::Auto resolved through PROBKIT_BACKEND only (Auto if unset).
 Backend backend_from_environment();

@@ -49,6 +49,23 @@ TEST(BadInput, BloomProbesOutOfRange) {
                {"hash kind"});
 }
 
+// A Backend cast from a bad integer is named as one ("unresolvable backend"
+// before), and changes nothing.
+TEST(BadInput, UnknownBackendValue) {
+  const std::vector<std::uint64_t> keys{1, 2, 3};
+  BloomFilter f(8, 6);
+  HyperLogLog h(10);
+  for (int bad : {4, 9, 255}) {
+    const auto b = static_cast<Backend>(bad);
+    const std::string named = "unknown backend " + std::to_string(bad) + " (valid: auto, scalar, simd, cuda)";
+    expect_error([&] { f.add(keys, b); }, {named});
+    expect_error([&] { (void)f.count(keys, b); }, {named});
+    expect_error([&] { h.add(keys, b); }, {named});
+  }
+  EXPECT_TRUE(f == BloomFilter(8, 6));
+  EXPECT_TRUE(h == HyperLogLog(10));
+}
+
 // Every enum a call takes is checked: a KeyMemory cast from a bad integer was
 // taken, and the batch read as if it said Detect.
 TEST(BadInput, UnknownKeyMemory) {

@@ -538,6 +538,14 @@ TEST(CudaBloom, CpuBackendsOnADeviceObjectAreErrors) {
   EXPECT_THROW(h.add(keys.host(KeyKind::U64), Backend::Scalar), probkit::Error);
   EXPECT_THROW(f.to_device(1 << 20), probkit::Error);  // no such device
   EXPECT_TRUE(f.on_device());
+  try {  // a Backend cast from a bad integer is named as one, not told to call to_host()
+    f.add(keys.host(KeyKind::U64), static_cast<Backend>(9));
+    ADD_FAILURE() << "Backend 9 accepted";
+  } catch (const probkit::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown backend 9 (valid: auto, scalar, simd, cuda)"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(f == before);
   // Keys in device memory for a host object: an error, not a crash.
   const DeviceKeySet dk(keys);
   BloomFilter host(64, 6);
@@ -564,6 +572,35 @@ TEST(CudaBloom, CpuBackendsOnADeviceObjectAreErrors) {
   EXPECT_THROW(hh.add(dk.keys(KeyKind::U64, KeyMemory::Detect)), probkit::Error);
   EXPECT_TRUE(hh == HyperLogLog(10));
   EXPECT_TRUE(host == BloomFilter(64, 6));
+}
+
+// A host filter given an output in device memory: an error that writes
+// nothing, where it wrote its answers on the CPU through the device pointer
+// (a fault on a GPU; the simulator's device memory is host memory).
+TEST(CudaBloom, DeviceOutputForAHostFilterIsAnError) {
+  PROBKIT_REQUIRE_GPU();
+  const KeySet keys(100, 4);
+  BloomFilter host(64, 6);
+  host.add(keys.host(KeyKind::U64));
+  const BloomFilter before = host;
+  DeviceVector<std::uint8_t> out(std::vector<std::uint8_t>(100, 7));
+  DeviceVector<std::uint64_t> result(std::vector<std::uint64_t>{12345});
+  const auto expect_output_error = [](const auto& call, const char* what) {
+    try {
+      call();
+      ADD_FAILURE() << what << ": a device output for a host filter was accepted";
+    } catch (const probkit::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("the output is in device memory"), std::string::npos) << e.what();
+    }
+  };
+  expect_output_error([&] { host.contains(keys.host(KeyKind::U64), out.span()); }, "contains");
+  expect_output_error([&] { host.contains(keys.host(KeyKind::U64), out.span(), probkit::Stream{}); }, "contains(stream)");
+  expect_output_error([&] { host.contains_async(keys.host(KeyKind::U64), out.span(), probkit::Stream{}); }, "contains_async");
+  expect_output_error([&] { host.count_async(keys.host(KeyKind::U64), result.span().data(), probkit::Stream{}); },
+                      "count_async");
+  EXPECT_EQ(out.to_host(), std::vector<std::uint8_t>(100, 7));
+  EXPECT_EQ(result.to_host(), std::vector<std::uint64_t>{12345});
+  EXPECT_TRUE(host == before);
 }
 
 // A string batch with its offsets on one side and its bytes on the other is

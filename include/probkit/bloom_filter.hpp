@@ -78,8 +78,9 @@ class PROBKIT_API BloomFilter {
   bool contains_hash(std::uint64_t hash) const;
 
   // Stream-taking forms for device-resident filters (a host filter runs them
-  // on the CPU and ignores the stream). Keys and `out` may be in host or
-  // device memory (Keys says which, or detects it). The plain form waits for
+  // on the CPU and ignores the stream; its keys, `out` and `*result` must be
+  // in host memory, else Error). Keys and `out` may be in host or device
+  // memory (Keys says which, or detects it). The plain form waits for
   // the stream; the _async twin returns once the work is queued, or, for host
   // keys or host `out`, once those host buffers have been consumed. Calls
   // without a stream (estimate, serialize, ==, to_host, ...) use CUDA's

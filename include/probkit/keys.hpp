@@ -35,6 +35,11 @@ struct Prehashed {
 };
 
 // Says where key memory lives for a device-resident object's bulk call.
+// Detect asks CUDA (one pointer query per call, which also finds keys in the
+// wrong place: split between host and device, or on another device). Device
+// is taken on trust, without the query: the kernels read the keys where they
+// are, so memory the GPU cannot read faults there (an error CUDA keeps for
+// the rest of the process). Only alignment is checked.
 enum class KeyMemory : std::uint8_t { Detect, Host, Device };
 
 class PROBKIT_API Keys {
