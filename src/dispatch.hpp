@@ -4,8 +4,8 @@
 #include <string_view>
 
 #include "probkit/backend.hpp"
-#include "probkit/error.hpp"
 #include "probkit/detail/kernels.hpp"
+#include "probkit/error.hpp"
 
 namespace probkit::detail {
 
