@@ -2,7 +2,9 @@
 // (docs/FORMAT.md, "Keys and their hashes"). Validated on construction: a bad
 // batch never reaches a kernel.
 // Being a view, it checks string offsets once, when made: after changing the
-// offsets, make a new Keys. A bulk call throws Error for keys whose memory
+// offsets, make a new Keys. And like std::span, it does not keep its keys
+// alive: `f.add(make_keys())` is sound (the vector lives to the end of the
+// call), `Keys k = make_keys(); f.add(k);` reads freed memory. A bulk call throws Error for keys whose memory
 // overlaps what it writes (the filter's bitset, the sketch's registers,
 // contains' output); the bytes a string_view points to are not checked.
 // Key and offset arrays are aligned to their element width, as any typed
