@@ -169,11 +169,17 @@ def load_accuracy(data):
 
 
 # -- formatting --------------------------------------------------------------
+def mps_step(x):
+    """The step mps prints a rate of x to (the verdicts cut to it): whole M/s from 100 M/s, tenths from
+    1 M/s, else thousandths."""
+    return 1e6 if x >= 1e8 else 1e5 if x >= 1e6 else 1e3
+
+
 def mps(x):
     """A rate in millions, with as many decimals as a small rate needs."""
     if x is None or x == 0:
         return "–"
-    return f"{x / 1e6:,.0f}" if x >= 1e8 else f"{x / 1e6:,.1f}" if x >= 1e6 else f"{x / 1e6:.3f}"
+    return f"{x / 1e6:,.{ {1e6: 0, 1e5: 1, 1e3: 3}[mps_step(x)] }f}"
 
 
 def ratio(x):

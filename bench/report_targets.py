@@ -2,7 +2,7 @@
 the in-cache rates split into hashing and kernel) and on the speed-of-light probes of the run."""
 import math
 
-from report_data import SIZES, mps, ratio, spread, table
+from report_data import SIZES, mps, mps_step, ratio, spread, table
 
 # Issue 4's in-cache targets (M keys/s, one thread, u64 keys, 256 KiB cacheline512), quoted by the floors
 # table and by the hash/kernel split.
@@ -35,18 +35,13 @@ def cut_ratio2(x):
     return "–" if not measured(x) else f"{cut(x, 2):.2f}"
 
 
-def mps_step(x):
-    """The step mps prints a rate of x to: whole M/s from 100 M/s, tenths from 1 M/s, else thousandths."""
-    return 1e6 if x >= 1e8 else 1e5 if x >= 1e6 else 1e3
-
-
 def cut_mps(x):
     """(text, value) of a rate as mps prints it, cut, not rounded, for the same reason (599.6 M/s printed 600
     and met 600); ("–", None) where x is no measurement."""
     if not measured(x):
         return "–", None
     step = mps_step(x)
-    shown = math.floor(x / step + 1e-9) * step
+    shown = cut(x / step, 0) * step
     return mps(shown), shown
 
 
