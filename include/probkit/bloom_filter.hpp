@@ -167,7 +167,6 @@ class PROBKIT_API BloomFilter {
 // sum_i Pois(i; n / num_blocks) (1 - (1 - 1/B)^(i k))^k with B the block's
 // bits (512), and for parquet_sbbf, whose k = 8 bits go one to each 32-bit
 // word, sum_i Pois(i; n / num_blocks) (1 - (1 - 1/32)^i)^8.
-PROBKIT_API double bloom_model_fpr(BloomLayout layout, std::uint64_t num_blocks, std::uint32_t k,
-                       std::uint64_t n);
+PROBKIT_API double bloom_model_fpr(BloomLayout layout, std::uint64_t num_blocks, std::uint32_t k, std::uint64_t n);
 
 }  // namespace probkit
