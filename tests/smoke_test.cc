@@ -2,7 +2,10 @@
 #include <xxhash.h>
 
 #include <numeric>
+#include <span>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "probkit/probkit.hpp"
 
@@ -87,4 +90,38 @@ TEST(Smoke, DefaultSketchInitialisesFromEmptyBraces) {
   EXPECT_EQ(h.precision(), 14u);
   EXPECT_EQ(h.hash().kind, probkit::HashKind::Xxh64);
   EXPECT_EQ(h.hash().seed, 0u);
+}
+
+// Folding is exact (hyperloglog.hpp): the bits a fold moves from a register's
+// index into its rank are the hash bits a sketch of the lower precision reads
+// first, so a sketch folded from p_high to p equals the sketch of the same
+// keys built at p, byte for byte. Merging sketches of different precisions
+// folds the finer one down: either way round, the result is the sketch of the
+// union at the lower precision. (A fold that ranked the index bits one low,
+// or a merge that dropped its folded result when this sketch was the finer,
+// passed every other test: the CLI's cross-precision count took the max with
+// an exact sketch, which hid a fold that came out low.)
+TEST(Smoke, FoldAndMergeAcrossPrecisionsGiveTheLowerPrecisionsSketch) {
+  std::vector<std::uint64_t> keys(200000);
+  std::iota(keys.begin(), keys.end(), 0);
+  const std::span<const std::uint64_t> all(keys), first_half = all.first(keys.size() / 2),
+                                                  last_three_quarters = all.last(keys.size() * 3 / 4);
+  for (const auto& [high, low] : {std::pair{16u, 12u}, std::pair{14u, 4u}, std::pair{18u, 17u}}) {
+    SCOPED_TRACE("p " + std::to_string(high) + " -> " + std::to_string(low));
+    probkit::HyperLogLog fine(high), coarse(low), want(low);
+    fine.add(first_half);
+    coarse.add(last_three_quarters);
+    want.add(all);
+    probkit::HyperLogLog fine_of_all(high);
+    fine_of_all.add(all);
+    EXPECT_TRUE(fine_of_all.fold(low) == want) << "fold";
+
+    probkit::HyperLogLog into_fine = fine;
+    into_fine.merge(coarse);  // folds itself down
+    EXPECT_EQ(into_fine.precision(), low);
+    EXPECT_TRUE(into_fine == want) << "a coarser sketch merged into a finer one";
+    probkit::HyperLogLog into_coarse = coarse;
+    into_coarse.merge(fine);  // folds the other down
+    EXPECT_TRUE(into_coarse == want) << "a finer sketch merged into a coarser one";
+  }
 }
