@@ -252,5 +252,43 @@ TEST(Accuracy, HllAtPrecisions4And18) {
               100 * p18.bias_stderr, 100 * p18.rmse);
 }
 
+// The estimator (hll_estimate.cc: Ertl's improved raw estimator, in Redis's
+// order of operations) against closed forms, exact to rounding, where the
+// sketches above only see it through its statistics and Redis's PFCOUNT
+// through llround (a constant wrong in its ninth digit passes both). With
+// registers 0 < r < 65 - p only, tau(1) = sigma(0) = 0 and
+//   z = sum_r C_r 2^-r, estimate = alpha_inf m^2 / z, alpha_inf = 1 / (2 ln 2).
+// Registers at the top rank 65 - p bring in tau (Ertl 2017):
+//   z = m tau(1 - C_{q+1} / m) 2^-q + ..., q = 64 - p,
+//   tau(x) = (1 - x - sum_{k >= 1} (1 - x^(2^-k))^2 2^-k) / 3,
+// summed here to 80 terms in long double (Redis stops when a term no longer
+// changes the sum). Half the registers at q and half at q + 1 make tau as
+// large a part of z as the rest.
+TEST(Accuracy, HllEstimatorClosedForms) {
+  const double alpha_inf = 1 / (2 * std::log(2.0));
+  long double tau_half = 0.5L;  // 3 tau(1/2)
+  for (int k = 1; k <= 80; ++k) {
+    const long double weight = std::ldexp(1.0L, -k);
+    const long double y = 1 - std::pow(0.5L, weight);
+    tau_half -= y * y * weight;
+  }
+  for (std::uint32_t p = layout::kHllMinPrecision; p <= layout::kHllMaxPrecision; ++p) {
+    const std::uint32_t q = 64 - p;
+    const double m = std::ldexp(1.0, static_cast<int>(p));
+    for (std::uint32_t r : {1u, 2u, 7u, q}) {
+      std::vector<std::uint32_t> c(q + 2, 0);
+      c[r] = 1u << p;  // every register at r: z = m 2^-r
+      const double want = alpha_inf * m * std::ldexp(1.0, static_cast<int>(r));
+      EXPECT_NEAR(hll_estimate_from_histogram(c, p), want, 1e-12 * want) << "p = " << p << ", every register " << r;
+    }
+    std::vector<std::uint32_t> c(q + 2, 0);
+    c[q] = c[q + 1] = 1u << (p - 1);  // z = m 2^-q (tau(1/2) + 1/2)
+    const double z = m * std::ldexp(static_cast<double>(tau_half / 3) + 0.5, -static_cast<int>(q));
+    const double want = alpha_inf * m * m / z;
+    EXPECT_NEAR(hll_estimate_from_histogram(c, p), want, 1e-12 * want) << "p = " << p << ", half the registers at "
+                                                                      << q << " and half at " << q + 1;
+  }
+}
+
 }  // namespace
 }  // namespace probkit
