@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 #include <xxhash.h>
 
+#include <bit>
+#include <limits>
 #include <numeric>
 #include <span>
 #include <string>
@@ -123,5 +125,32 @@ TEST(Smoke, FoldAndMergeAcrossPrecisionsGiveTheLowerPrecisionsSketch) {
     probkit::HyperLogLog into_coarse = coarse;
     into_coarse.merge(fine);  // folds the other down
     EXPECT_TRUE(into_coarse == want) << "a finer sketch merged into a coarser one";
+  }
+}
+
+// fill_ratio counts every bit of the bitset, the last word included: against
+// a popcount of data(), for filters of one block up to a few, both layouts, as
+// keys fill them to saturation (where estimated_count turns infinite). A
+// count that skipped a word was 1/(8 nb) low, too little for the statistics
+// of estimated_count (accuracy_test.cc) to see.
+TEST(Smoke, FillRatioCountsEveryBitOfTheBitset) {
+  for (const auto layout : {probkit::BloomLayout::Cacheline512, probkit::BloomLayout::ParquetSbbf}) {
+    for (std::uint64_t nb : {1u, 2u, 5u}) {
+      probkit::BloomFilter f(nb, layout == probkit::BloomLayout::Cacheline512 ? 6 : 8, layout);
+      for (std::uint64_t n : {1u, 10u, 100u, 100000u}) {
+        std::vector<std::uint64_t> keys(n);
+        std::iota(keys.begin(), keys.end(), 1000 * n);
+        f.add(keys);
+        std::uint64_t ones = 0;
+        for (std::uint8_t b : f.data()) ones += static_cast<std::uint64_t>(std::popcount(b));
+        SCOPED_TRACE("layout " + std::to_string(static_cast<int>(layout)) + " nb " + std::to_string(nb) +
+                     " after " + std::to_string(n) + " more keys");
+        EXPECT_EQ(f.fill_ratio(), static_cast<double>(ones) / static_cast<double>(f.size_bits()));
+        if (ones == f.size_bits()) {
+          EXPECT_EQ(f.estimated_count(), std::numeric_limits<double>::infinity());
+        }
+      }
+      EXPECT_EQ(f.fill_ratio(), 1.0) << "10^5 keys in at most five blocks set every bit";
+    }
   }
 }
