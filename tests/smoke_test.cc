@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <bit>
 #include <limits>
 #include <numeric>
@@ -151,6 +152,34 @@ TEST(Smoke, FillRatioCountsEveryBitOfTheBitset) {
         }
       }
       EXPECT_EQ(f.fill_ratio(), 1.0) << "10^5 keys in at most five blocks set every bit";
+    }
+  }
+}
+
+// union_with and intersect_with are the bitsets' OR and AND, every byte: against
+// the bytes of data() combined here, for filters of one to five blocks of both
+// layouts. (Intersecting all but the last word was caught only by the
+// simulated CUDA test that compares host and device results.)
+TEST(Smoke, UnionAndIntersectionAreTheBitsetsOrAndAnd) {
+  for (const auto layout : {probkit::BloomLayout::Cacheline512, probkit::BloomLayout::ParquetSbbf}) {
+    for (std::uint64_t nb : {1u, 2u, 5u}) {
+      SCOPED_TRACE("layout " + std::to_string(static_cast<int>(layout)) + " nb " + std::to_string(nb));
+      const std::uint32_t k = layout == probkit::BloomLayout::Cacheline512 ? 6 : 8;
+      probkit::BloomFilter a(nb, k, layout), b(nb, k, layout);
+      std::vector<std::uint64_t> keys(40 * nb);
+      std::iota(keys.begin(), keys.end(), 0);
+      a.add(std::span<const std::uint64_t>(keys).first(keys.size() / 2 + 3));
+      b.add(std::span<const std::uint64_t>(keys).last(keys.size() / 2 + 3));
+      std::vector<std::uint8_t> ored(a.data().begin(), a.data().end()), anded = ored;
+      for (std::size_t i = 0; i < ored.size(); ++i) {
+        ored[i] = static_cast<std::uint8_t>(ored[i] | b.data()[i]);
+        anded[i] = static_cast<std::uint8_t>(anded[i] & b.data()[i]);
+      }
+      probkit::BloomFilter u = a, x = a;
+      u.union_with(b);
+      x.intersect_with(b);
+      EXPECT_TRUE(std::equal(u.data().begin(), u.data().end(), ored.begin(), ored.end())) << "union";
+      EXPECT_TRUE(std::equal(x.data().begin(), x.data().end(), anded.begin(), anded.end())) << "intersection";
     }
   }
 }
