@@ -45,6 +45,12 @@ TEST(BadInput, BloomProbesOutOfRange) {
     expect_error([&] { BloomFilter(8, k, BloomLayout::ParquetSbbf); }, {"k = ", "parquet_sbbf"});
   }
   expect_error([&] { BloomFilter(8, 8, static_cast<BloomLayout>(3)); }, {"layout"});
+  // for_bytes names the bad layout itself, whatever the size: not a size error (the block size of a layout it
+  // does not know is no size at all), nor the constructor's name.
+  for (std::size_t bytes : {std::size_t{1}, std::size_t{4096}, SIZE_MAX}) {
+    expect_error([&] { BloomFilter::for_bytes(bytes, 8, static_cast<BloomLayout>(3)); },
+                 {"for_bytes: unknown layout 3"});
+  }
   expect_error([&] { BloomFilter(8, 8, BloomLayout::Cacheline512, HashSpec{static_cast<HashKind>(9), 0}); },
                {"hash kind"});
 }
@@ -548,6 +554,8 @@ TEST(BadInput, SerializedFieldsAreNamed) {
   };
   expect_error([&] { BloomFilter::deserialize(edited(0, 'X')); }, {"PKBF", "magic"});
   expect_error([&] { BloomFilter::deserialize(edited(4, 2)); }, {"PKBF", "version 2"});
+  // docs/FORMAT.md defines version 1 only: an older number is as unknown as a newer one.
+  expect_error([&] { BloomFilter::deserialize(edited(4, 0)); }, {"PKBF", "unsupported format version 0"});
   expect_error([&] { BloomFilter::deserialize(edited(6, 7)); }, {"PKBF", "layout 7"});
   expect_error([&] { BloomFilter::deserialize(edited(7, 0)); }, {"PKBF", "k = 0"});
   expect_error([&] { BloomFilter::deserialize(edited(7, 17)); }, {"PKBF", "k = 17"});
@@ -559,6 +567,16 @@ TEST(BadInput, SerializedFieldsAreNamed) {
   std::vector<std::uint8_t> bad_sum = f;
   bad_sum[40] ^= 1;
   expect_error([&] { BloomFilter::deserialize(bad_sum); }, {"PKBF", "checksum"});
+  // The length is checked on its own: a blob with 8 bytes more whose last 8 are a valid checksum of all before
+  // them (its own checksum included) passes the checksum, and must still fail as too long.
+  std::vector<std::uint8_t> longer = f;
+  longer.resize(f.size() + 8);
+  reseal(longer);
+  expect_error([&] { BloomFilter::deserialize(longer); }, {"PKBF", "length 176", "expected 168 bytes"});
+  // Shorter than the 40-byte header and checksum is "truncated", not a length that wrapped below zero.
+  for (std::size_t len : {32u, 39u}) {
+    expect_error([&] { BloomFilter::deserialize(std::span(f.data(), len)); }, {"PKBF", "truncated", "40-byte"});
+  }
 
   const std::vector<std::uint8_t> h = HyperLogLog(5).serialize();
   auto edited_h = [&](std::size_t at, std::uint8_t v) {
@@ -569,14 +587,36 @@ TEST(BadInput, SerializedFieldsAreNamed) {
   };
   expect_error([&] { HyperLogLog::deserialize(edited_h(3, 'X')); }, {"PKHL", "magic"});
   expect_error([&] { HyperLogLog::deserialize(edited_h(5, 1)); }, {"PKHL", "version"});
+  expect_error([&] { HyperLogLog::deserialize(edited_h(4, 0)); }, {"PKHL", "unsupported format version 0"});
   expect_error([&] { HyperLogLog::deserialize(edited_h(6, 3)); }, {"PKHL", "p = 3"});
   expect_error([&] { HyperLogLog::deserialize(edited_h(6, 19)); }, {"PKHL", "p = 19"});
   expect_error([&] { HyperLogLog::deserialize(edited_h(6, 6)); }, {"PKHL", "length"});
   expect_error([&] { HyperLogLog::deserialize(edited_h(7, 0)); }, {"PKHL", "hash kind 0"});
   expect_error([&] { HyperLogLog::deserialize(edited_h(16 + 9, 61)); }, {"PKHL", "register 9 = 61", "maximum rank 60"});
+  std::vector<std::uint8_t> longer_h = h;
+  longer_h.resize(h.size() + 8);
+  reseal(longer_h);
+  expect_error([&] { HyperLogLog::deserialize(longer_h); }, {"PKHL", "length 64", "expected 56 bytes"});
+  for (std::size_t len : {16u, 23u}) {
+    expect_error([&] { HyperLogLog::deserialize(std::span(h.data(), len)); }, {"PKHL", "truncated", "24-byte"});
+  }
   std::vector<std::uint8_t> empty;
   expect_error([&] { HyperLogLog::deserialize(empty); }, {"PKHL", "truncated"});
   expect_error([&] { BloomFilter::deserialize(empty); }, {"PKBF", "truncated"});
+}
+
+// A null pointer with a length that would hold a whole blob is refused before any byte is read (each reader's
+// length checks alone would pass it on to the magic's memcmp).
+TEST(BadInput, NullBytesWithNonZeroLength) {
+  const auto null_bytes = [](std::size_t n) {
+    return std::span<const std::uint8_t>(static_cast<const std::uint8_t*>(nullptr), n);
+  };
+  const std::size_t filter_bytes = 32 + 64 + 8, sketch_bytes = 16 + 16 + 8;  // docs/FORMAT.md: 1 block, p = 4
+  expect_error([&] { (void)BloomFilter::deserialize(null_bytes(filter_bytes)); }, {"PKBF", "null pointer"});
+  expect_error([&] { (void)BloomFilter::serialized_size(null_bytes(32)); }, {"PKBF", "null pointer"});
+  expect_error([&] { (void)HyperLogLog::deserialize(null_bytes(sketch_bytes)); }, {"PKHL", "null pointer"});
+  expect_error([&] { (void)HyperLogLog::from_redis(null_bytes(12304)); }, {"Redis HLL", "null pointer"});
+  expect_error([&] { (void)HyperLogLog::from_redis(null_bytes(18)); }, {"Redis HLL", "null pointer"});
 }
 
 // Every register at its maximum rank (65 - p) bounds the cardinality from
@@ -671,6 +711,12 @@ TEST(BadInput, RedisExportNeedsARedisSketch) {
   // The message names what is wrong: it named only p, which was right.
   expect_error([] { (void)HyperLogLog(14).to_redis(); }, {"to_redis", "p = 14 and XXH64 seed 0x0"});
   expect_error([] { (void)HyperLogLog(12, HashSpec::redis()).to_redis(); }, {"to_redis", "p = 12"});
+  // Redis hashes with MurmurHash64A seed 0xadc83b19 (hyperloglog.c, hllPatLen): the same function with another
+  // seed puts each key in another register, so its registers are no Redis string; the kind alone is not enough.
+  expect_error([] { (void)HyperLogLog(14, HashSpec{HashKind::Murmur64A, 0}).to_redis(); },
+               {"to_redis", "p = 14 and MurmurHash64A seed 0x0"});
+  expect_error([] { (void)HyperLogLog(14, HashSpec{HashKind::Murmur64A, 0xadc83b18}).to_redis(); },
+               {"to_redis", "MurmurHash64A seed 0xadc83b18"});
 }
 
 }  // namespace
