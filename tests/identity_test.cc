@@ -445,6 +445,12 @@ TEST_F(Dispatch, EnvironmentBackendIsHonouredPerCall) {
     }
   }
   EXPECT_EQ(f, before);
+  {
+    // Set but empty is not set (as PROBKIT_THREADS and PROBKIT_READ_BUFFER): Auto, not an unknown backend ''.
+    const ScopedEnv env("PROBKIT_BACKEND", "");
+    f.add(kFew);
+    EXPECT_EQ(last_served().backend, simd_targets().empty() ? Backend::Scalar : Backend::Simd);
+  }
   // An explicit backend wins over the environment.
   const ScopedEnv env("PROBKIT_BACKEND", "cuda");
   f.add(kFew, Backend::Scalar);
