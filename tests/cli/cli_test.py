@@ -117,6 +117,12 @@ class DistinctTest(CliTestCase):
                 self.assertEqual(run(["distinct"], stdin=b"a\nb\n", env={name: value})[1], b"2\n", (name, value))
             for value in (" " + good, "+" + good, good + " ", "-1", good + "x", "0x10", "99999999999999999999"):
                 self.assert_fails(["distinct"], stdin=b"a\n", env={name: value}, mentions=name)
+        # Digits, and in range (docs/CLI.md): threads in [0, 4096], the worker pool's limit; a read buffer of
+        # [1, 2^32] bytes. Each of these fits 64 bits, so only the range check can refuse it.
+        for name, value in (("PROBKIT_THREADS", "4097"), ("PROBKIT_THREADS", "4294967297"),
+                            ("PROBKIT_READ_BUFFER", "0"), ("PROBKIT_READ_BUFFER", "4294967297")):
+            self.assert_fails(["distinct"], stdin=b"a\n", env={name: value}, mentions=f"{name}='{value}'")
+        self.assertEqual(run(["distinct"], stdin=b"a\nb\n", env={"PROBKIT_THREADS": "4096"})[1], b"2\n")
 
     def test_read_buffer_is_checked_by_every_command(self):
         # Only the commands that read lines checked PROBKIT_READ_BUFFER; the others took any value, where
@@ -559,6 +565,14 @@ class BadInputTest(CliTestCase):
         self.assert_fails([], mentions="command")
         self.assert_fails(["frobnicate"], mentions="frobnicate")
         self.assert_fails(["distinct", "--bogus"], mentions="--bogus")
+        # A switch takes no value: --absent=no read as --absent would write the lines it was told not to.
+        self.assert_fails(["bloom", "query", "--absent=no", self.path("f.pkbf")], stdin=b"a\n",
+                          mentions="option --absent takes no value")
+        self.assert_fails(["distinct", "--help=1"], mentions="option --help takes no value")
+        # An option given twice is refused, not settled silently by the last one (nor by the first).
+        self.assert_fails(["distinct", "--precision", "12", "--precision=14"], mentions="--precision given twice")
+        self.assert_fails(["bloom", "build", "--capacity", "10", "--fpr", "0.1", "-o", self.path("a.pkbf"), "-o",
+                           self.path("b.pkbf")], stdin=b"a\n", mentions="--output given twice")
         self.assert_fails(["distinct", "--precision"], mentions="--precision")
         self.assert_fails(["distinct", "--hash", "md5"], mentions="md5")
         self.assert_fails(["distinct", "--backend", "quantum"], mentions="quantum")
