@@ -265,6 +265,8 @@ TEST(BadInput, UnionAndIntersectionOfDifferentFilters) {
   others.emplace_back(32, 8, BloomLayout::ParquetSbbf);  // same bytes, other layout
   others.emplace_back(16, 6, BloomLayout::Cacheline512, HashSpec{HashKind::Xxh64, 1});
   others.emplace_back(16, 6, BloomLayout::Cacheline512, HashSpec{HashKind::Murmur64A, 0});
+  // Bits of their own, so that a union ORed in before the check fails would show in a.
+  for (BloomFilter& o : others) o.add(std::vector<std::uint64_t>{100, 200, 300, 400});
   for (const BloomFilter& o : others) {
     expect_error([&] { a.union_with(o); }, {"union_with", "differ"});
     expect_error([&] { a.intersect_with(o); }, {"intersect_with", "differ"});
