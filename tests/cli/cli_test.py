@@ -317,6 +317,19 @@ class HllTest(CliTestCase):
         run(["hll", "import", "--redis", "-", back], stdin=exported + b"\n")
         self.assertEqual(self.read("back.pkhl"), self.read("s.pkhl"))
 
+    def test_import_keeps_a_string_that_ends_in_a_newline_byte(self):
+        # Only a newline that leaves no valid string is redis-cli's: a sparse string may end in the byte 0x0a, the
+        # opcode ZERO of 11 registers (Redis's hyperloglog.c: 00xxxxxx, length - 1 = 10), and stripping it
+        # would lose registers. Registers 0..16371 zero (XZERO 16372: 01xxxxxx yyyyyyyy, length - 1 = 0x3ff3),
+        # register 16372 at 1 (VAL: 1vvvvvxx, value - 1 = 0, run - 1 = 0), 16373..16383 zero.
+        header = b"HYLL" + bytes([1, 0, 0, 0]) + bytes(7) + b"\x80"  # sparse; the cached count marked stale
+        sparse = header + bytes([0x7F, 0xF3, 0x80, 0x0A])
+        s = self.path("s.pkhl")
+        run(["hll", "import", "--redis", self.write("sparse.bin", sparse), s])
+        want = bytearray(support.HLL_REGISTERS)
+        want[16372] = 1
+        self.assertEqual(support.decode_dense(run(["hll", "export", "--redis", s])[1]), bytes(want))
+
     def test_option_mismatch_with_existing_sketch(self):
         s = self.path("s.pkhl")
         run(["hll", "add", "--precision", "12", s], stdin=b"a\n")
