@@ -530,8 +530,12 @@ class BadInputTest(CliTestCase):
                            (["distinct", "--precision", "3"], "--precision"),
                            (["distinct", "--threads", "two"], "--threads"),
                            (["distinct", "--threads", "-1"], "--threads"),
+                           # Past the pool's 4096, in 64 bits: 2^32 + 1 cast to unsigned would read as 1 thread.
+                           (["distinct", "--threads", "4097"], "--threads"),
+                           (["distinct", "--threads", "4294967297"], "--threads"),
                            (["distinct", "--field", "0"], "--field"),
                            (["distinct", "--field", "1x"], "--field"),
+                           (["bloom", "build", "--capacity", "0", "--fpr", "0.01", "-o", out], "--capacity"),
                            (["bloom", "build", "--capacity", "-5", "--fpr", "0.01", "-o", out], "--capacity"),
                            (["bloom", "build", "--capacity", "1.5", "--fpr", "0.01", "-o", out], "--capacity"),
                            (["bloom", "build", "--capacity", "", "--fpr", "0.01", "-o", out], "--capacity"),
