@@ -33,6 +33,9 @@
 #if defined(PROBKIT_CUDA_SIMULATOR)
 // The bytes every cudaMallocHost has asked for so far (tests/cuda_sim/sim_runtime.cc).
 std::size_t sim_pinned_bytes_allocated();
+// Runs the null stream's and blocking streams' work as soon as it is ready
+// (tests/cuda_sim/sim_runtime.cc).
+void sim_set_eager_blocking_streams(bool on);
 #endif
 
 namespace {
@@ -794,6 +797,49 @@ TEST(CudaBloom, OneChunkBatchStagesThroughOneSlot) {
   EXPECT_EQ(pinned_by([&] { dev.add(Keys(few)); }), few.size() * sizeof(std::uint64_t));
   EXPECT_TRUE(dev == ref);
   EXPECT_TRUE(hdev == href);
+}
+
+// Turns the simulator's eager mode on for a scope (and off on the way out, a
+// failed expectation included).
+class EagerStreams {
+ public:
+  EagerStreams() { sim_set_eager_blocking_streams(true); }
+  ~EagerStreams() { sim_set_eager_blocking_streams(false); }
+  EagerStreams(const EagerStreams&) = delete;
+  EagerStreams& operator=(const EagerStreams&) = delete;
+};
+
+// Each staged chunk's kernel, on the caller's stream, waits for the chunk's
+// copy on the copy stream. The lazy simulator runs every copy before the
+// caller's stream drains, so a kernel launched without that wait still read
+// its keys; run eagerly, the caller's stream (the null stream here) runs the
+// kernel as soon as it is queued, before the lazy copy stream's copy landed.
+TEST(CudaBloom, StagedKernelsWaitForTheirChunksCopies) {
+  const KeySet& keys = keyset(100003, 1004);
+  const KeySet& queried = keyset(100003 + 17, 2004);
+  for (KeyKind kind : {KeyKind::U64, KeyKind::Str32, KeyKind::Views}) {
+    SCOPED_TRACE(key_kind_name(kind));
+    BloomFilter ref = make_filter(BloomLayout::Cacheline512, keys.size());
+    ref.add(keys.host(kind), Backend::Scalar);
+    std::vector<std::uint8_t> ref_hits(queried.size());
+    ref.contains(queried.host(kind), ref_hits, Backend::Scalar);
+    HyperLogLog href(12);
+    href.add(keys.host(kind), Backend::Scalar);
+    BloomFilter dev = make_filter(BloomLayout::Cacheline512, keys.size());
+    dev.to_device();
+    HyperLogLog hdev(12);
+    hdev.to_device();
+    std::vector<std::uint8_t> hits(queried.size(), 7);
+    {
+      const EagerStreams eager;
+      dev.add(keys.host(kind));
+      dev.contains(queried.host(kind), hits);
+      hdev.add(keys.host(kind));
+    }
+    EXPECT_TRUE(dev == ref);
+    EXPECT_EQ(hits, ref_hits);
+    EXPECT_TRUE(hdev == href);
+  }
 }
 #endif
 

@@ -45,6 +45,12 @@ std::size_t g_pinned_bytes_allocated = 0;        // by every cudaMallocHost so f
 // allows): kept until the process ends, so that the work finds them.
 std::vector<std::unique_ptr<CUevent_st>> g_retired_events;
 cudaError_t g_last = cudaSuccess;
+// Eager mode (sim_set_eager_blocking_streams): work on the null stream and on
+// blocking streams runs as soon as what it waits for is done, while
+// non-blocking streams (the backend's copy stream) stay lazy. Another legal
+// schedule, the one where a kernel launched without waiting for its input's
+// copy reads the buffer before the copy lands.
+bool g_eager = false;
 constexpr unsigned char kGarbage = 0xA5;
 
 CUstream_st* stream_of(cudaStream_t s) { return s != nullptr ? s : &g_legacy; }
@@ -97,6 +103,16 @@ void drain_all() {
   for (CUstream_st* s : g_streams) drain(s);
 }
 
+// After work was queued on s: in eager mode, runs s's ready work now.
+void settle(CUstream_st* s) {
+  if (!g_eager || !(s == &g_legacy || s->blocking)) return;
+  while (!s->ops.empty()) {
+    const CUstream_st::Op& op = s->ops.front();
+    if (op.wait != nullptr && op.wait->completed < op.wait_for) return;
+    run_one(s);
+  }
+}
+
 void check_copy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind) {
   const bool dst_dev = in_device(dst, bytes), src_dev = in_device(src, bytes);
   switch (kind) {
@@ -119,6 +135,7 @@ namespace cuda_sim {
 void enqueue(cudaStream_t s, std::function<void()> work) {
   std::lock_guard lock(g_mutex);
   stream_of(s)->ops.push_back({std::move(work), nullptr, 0});
+  settle(stream_of(s));
 }
 void require_device(const void* p, std::size_t bytes, const char* what) {
   if (bytes == 0) return;
@@ -238,6 +255,7 @@ cudaError_t cudaFreeAsync(void* p, cudaStream_t s) {
                                  std::free(p);
                                },
                                nullptr, 0});
+  settle(stream_of(s));
   return cudaSuccess;
 }
 cudaError_t cudaMemcpy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind) {
@@ -254,6 +272,7 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaM
                                  if (bytes != 0) std::memmove(dst, src, bytes);
                                },
                                nullptr, 0});
+  settle(stream_of(s));
   return cudaSuccess;
 }
 cudaError_t cudaMemset(void* p, int value, std::size_t bytes) {
@@ -267,6 +286,7 @@ cudaError_t cudaMemsetAsync(void* p, int value, std::size_t bytes, cudaStream_t 
   std::lock_guard lock(g_mutex);
   if (!in_device(p, bytes)) die("cudaMemsetAsync of host memory");
   stream_of(s)->ops.push_back({[=] { std::memset(p, value, bytes); }, nullptr, 0});
+  settle(stream_of(s));
   return cudaSuccess;
 }
 
@@ -294,6 +314,7 @@ cudaError_t cudaStreamSynchronize(cudaStream_t s) {
 cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned) {
   std::lock_guard lock(g_mutex);
   if (e->recorded != 0) stream_of(s)->ops.push_back({nullptr, e, e->recorded});
+  settle(stream_of(s));
   return cudaSuccess;
 }
 cudaError_t cudaEventCreate(cudaEvent_t* e) { return cudaEventCreateWithFlags(e, cudaEventDefault); }
@@ -320,6 +341,7 @@ cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
   const unsigned long long gen = ++e->recorded;
   e->stream = stream_of(s);
   e->stream->ops.push_back({[e, gen] { e->completed = gen > e->completed ? gen : e->completed; }, nullptr, 0, e});
+  settle(e->stream);
   return cudaSuccess;
 }
 cudaError_t cudaEventSynchronize(cudaEvent_t e) {
@@ -333,4 +355,11 @@ cudaError_t cudaEventSynchronize(cudaEvent_t e) {
 std::size_t sim_pinned_bytes_allocated() {
   std::lock_guard lock(g_mutex);
   return g_pinned_bytes_allocated;
+}
+
+// Not CUDA's: for tests/cuda_test.cc, eager mode on or off (g_eager).
+void sim_set_eager_blocking_streams(bool on) {
+  std::lock_guard lock(g_mutex);
+  drain_all();
+  g_eager = on;
 }
