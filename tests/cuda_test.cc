@@ -799,6 +799,20 @@ TEST(CudaBloom, OneChunkBatchStagesThroughOneSlot) {
   EXPECT_TRUE(hdev == href);
 }
 
+// A batch of exactly one chunk is one chunk too: one slot, not two.
+TEST(CudaBloom, FullChunkBatchStagesThroughOneSlot) {
+  std::vector<std::uint64_t> keys(PROBKIT_CUDA_CHUNK_KEYS);
+  std::iota(keys.begin(), keys.end(), 11);
+  BloomFilter ref(97, 11), dev(97, 11);
+  ref.add(Keys(keys), Backend::Scalar);
+  dev.to_device();
+  const std::size_t before = sim_pinned_bytes_allocated();
+  dev.add(Keys(keys));
+  EXPECT_EQ(sim_pinned_bytes_allocated() - before, keys.size() * sizeof(std::uint64_t))
+      << "a second slot was pinned for a batch of one chunk";
+  EXPECT_TRUE(dev == ref);
+}
+
 // Turns the simulator's eager mode on for a scope (and off on the way out, a
 // failed expectation included).
 class EagerStreams {
