@@ -813,6 +813,29 @@ TEST(CudaBloom, FullChunkBatchStagesThroughOneSlot) {
   EXPECT_TRUE(dev == ref);
 }
 
+// An output in device memory is written by the kernels where it is: nothing
+// pinned for it (device keys: nothing pinned at all), where it was staged
+// through pinned result buffers and copied to the device pointer on the host,
+// which faults on a GPU (the simulator's device memory is host memory).
+TEST(CudaBloom, DeviceOutputsAreNotStagedThroughPinnedMemory) {
+  const KeySet& keys = keyset(100003, 1003);
+  BloomFilter dev = make_filter(BloomLayout::Cacheline512, keys.size());
+  dev.to_device();
+  dev.add(keys.host(KeyKind::U64));
+  const DeviceKeySet dk(keys);
+  const Keys device_keys = dk.keys(KeyKind::U64);
+  DeviceVector<std::uint8_t> out(keys.size());
+  std::size_t before = sim_pinned_bytes_allocated();
+  dev.contains(device_keys, out.span());
+  EXPECT_EQ(sim_pinned_bytes_allocated() - before, 0u) << "device keys and output";
+  before = sim_pinned_bytes_allocated();
+  dev.contains(keys.host(KeyKind::U64), out.span());
+  // The host keys' two staging slots, no result buffers.
+  EXPECT_EQ(sim_pinned_bytes_allocated() - before, 2 * PROBKIT_CUDA_CHUNK_KEYS * sizeof(std::uint64_t))
+      << "host keys, device output";
+  EXPECT_EQ(out.to_host(), std::vector<std::uint8_t>(keys.size(), 1));
+}
+
 // Turns the simulator's eager mode on for a scope (and off on the way out, a
 // failed expectation included).
 class EagerStreams {
