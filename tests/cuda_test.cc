@@ -880,6 +880,27 @@ TEST(CudaBloom, StagedKernelsWaitForTheirChunksCopies) {
 }
 #endif
 
+// Host keys with the per-key output in device memory: the keys are staged
+// chunk by chunk and each chunk's kernel writes its own slice of the output.
+TEST(CudaBloom, HostKeysIntoADeviceOutput) {
+  PROBKIT_REQUIRE_GPU();
+  const KeySet& inserted = keyset(100003, 1005);
+  const KeySet& queried = keyset(100003 + 17, 2005);
+  for (KeyKind kind : {KeyKind::U64, KeyKind::Str64}) {
+    SCOPED_TRACE(key_kind_name(kind));
+    BloomFilter ref = make_filter(BloomLayout::ParquetSbbf, inserted.size());
+    ref.add(inserted.host(kind), Backend::Scalar);
+    std::vector<std::uint8_t> ref_hits(queried.size());
+    ref.contains(queried.host(kind), ref_hits, Backend::Scalar);
+    BloomFilter dev = make_filter(BloomLayout::ParquetSbbf, inserted.size());
+    dev.to_device();
+    dev.add(inserted.host(kind));
+    DeviceVector<std::uint8_t> out(std::vector<std::uint8_t>(queried.size(), 7));
+    dev.contains(queried.host(kind), out.span());
+    EXPECT_EQ(out.to_host(), ref_hits);
+  }
+}
+
 // ---------------------------------------------------------------------------
 
 void expect_hll_identity(std::uint32_t p, KeyKind kind, std::size_t n, bool device_keys) {
