@@ -215,6 +215,12 @@ TEST(CudaHost, DeviceOutOfMemoryIsAnAllocationError) {
   BloomFilter f(64, 6);
   f.to_device(0);  // and the next allocation works
   EXPECT_TRUE(f.on_device());
+  // And the next bulk call, which asks CUDA for its last error after its
+  // launches: the failed allocation's error was cleared when it was thrown,
+  // not left to fail a later call that did its work.
+  const std::vector<std::uint64_t> keys{1, 2, 3};
+  f.add(Keys(keys));
+  EXPECT_EQ(f.count(Keys(keys)), keys.size());
 }
 
 // cudaMalloc'd copy of a host vector, freed at scope end.
