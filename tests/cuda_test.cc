@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -581,6 +582,32 @@ TEST(CudaBloom, CpuBackendsOnADeviceObjectAreErrors) {
   EXPECT_THROW(hh.add(dk.keys(KeyKind::U64, KeyMemory::Detect)), probkit::Error);
   EXPECT_TRUE(hh == HyperLogLog(10));
   EXPECT_TRUE(host == BloomFilter(64, 6));
+}
+
+// PROBKIT_BACKEND=cuda lets a device-resident object serve (as Auto does);
+// only a CPU backend named there is refused.
+TEST(CudaBloom, EnvironmentBackendCudaServesDeviceObjects) {
+  PROBKIT_REQUIRE_GPU();
+  const std::vector<std::uint64_t> keys{1, 2, 3};
+  BloomFilter ref(64, 6), f(64, 6);
+  ref.add(Keys(keys), Backend::Scalar);
+  f.to_device();
+  const char* saved = std::getenv("PROBKIT_BACKEND");
+  const std::string previous = saved != nullptr ? saved : "";
+  setenv("PROBKIT_BACKEND", "cuda", 1);
+  try {
+    f.add(Keys(keys));
+  } catch (const probkit::Error& e) {
+    ADD_FAILURE() << "PROBKIT_BACKEND=cuda refused a device object: " << e.what();
+  }
+  setenv("PROBKIT_BACKEND", "scalar", 1);
+  EXPECT_THROW(f.add(Keys(keys)), probkit::Error);
+  if (saved != nullptr) {
+    setenv("PROBKIT_BACKEND", previous.c_str(), 1);
+  } else {
+    unsetenv("PROBKIT_BACKEND");
+  }
+  EXPECT_TRUE(f == ref);
 }
 
 // A host filter given an output in device memory: an error that writes
