@@ -610,6 +610,24 @@ TEST(CudaBloom, EnvironmentBackendCudaServesDeviceObjects) {
   EXPECT_TRUE(f == ref);
 }
 
+// The device one past the last is named as one that does not exist, with the
+// count found, as any other id past the end is (not as a failed cudaSetDevice).
+TEST(CudaBloom, ToDeviceOnePastTheLastDeviceIsNamed) {
+  PROBKIT_REQUIRE_GPU();
+  int devices = 0;
+  ASSERT_EQ(cudaGetDeviceCount(&devices), cudaSuccess);
+  BloomFilter f(64, 6);
+  try {
+    f.to_device(devices);
+    ADD_FAILURE() << "to_device(" << devices << ") accepted with " << devices << " device(s)";
+  } catch (const probkit::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("does not exist (" + std::to_string(devices) + " device(s) found)"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(f.on_device());
+}
+
 // A host filter given an output in device memory: an error that writes
 // nothing, where it wrote its answers on the CPU through the device pointer
 // (a fault on a GPU; the simulator's device memory is host memory).
