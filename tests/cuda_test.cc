@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -21,6 +20,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "backend_matrix.hpp"
 #include "cuda/block_words.hpp"
 #include "cuda_backend.hpp"
 #include "dispatch.hpp"
@@ -50,6 +50,7 @@ using probkit::Keys;
 using probkit::test::InputCase;
 using probkit::test::KeyColumn;
 using probkit::test::KeyKind;
+using probkit::test::ScopedEnv;
 using probkit::test::key_kind_name;
 using probkit::test::kAllKeyKinds;
 using probkit::test::make_values;
@@ -592,20 +593,17 @@ TEST(CudaBloom, EnvironmentBackendCudaServesDeviceObjects) {
   BloomFilter ref(64, 6), f(64, 6);
   ref.add(Keys(keys), Backend::Scalar);
   f.to_device();
-  const char* saved = std::getenv("PROBKIT_BACKEND");
-  const std::string previous = saved != nullptr ? saved : "";
-  setenv("PROBKIT_BACKEND", "cuda", 1);
-  try {
-    f.add(Keys(keys));
-  } catch (const probkit::Error& e) {
-    ADD_FAILURE() << "PROBKIT_BACKEND=cuda refused a device object: " << e.what();
+  {
+    const ScopedEnv env("PROBKIT_BACKEND", "cuda");
+    try {
+      f.add(Keys(keys));
+    } catch (const probkit::Error& e) {
+      ADD_FAILURE() << "PROBKIT_BACKEND=cuda refused a device object: " << e.what();
+    }
   }
-  setenv("PROBKIT_BACKEND", "scalar", 1);
-  EXPECT_THROW(f.add(Keys(keys)), probkit::Error);
-  if (saved != nullptr) {
-    setenv("PROBKIT_BACKEND", previous.c_str(), 1);
-  } else {
-    unsetenv("PROBKIT_BACKEND");
+  {
+    const ScopedEnv env("PROBKIT_BACKEND", "scalar");
+    EXPECT_THROW(f.add(Keys(keys)), probkit::Error);
   }
   EXPECT_TRUE(f == ref);
 }
