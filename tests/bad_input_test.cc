@@ -571,10 +571,12 @@ TEST(BadInput, SerializedFieldsAreNamed) {
   expect_error([&] { BloomFilter::deserialize(bad_sum); }, {"PKBF", "checksum"});
   // The length is checked on its own: a blob with 8 bytes more whose last 8 are a valid checksum of all before
   // them (its own checksum included) passes the checksum, and must still fail as too long.
-  std::vector<std::uint8_t> longer = f;
-  longer.resize(f.size() + 8);
-  reseal(longer);
-  expect_error([&] { BloomFilter::deserialize(longer); }, {"PKBF", "length 176", "expected 168 bytes"});
+  const auto eight_bytes_longer = [](std::vector<std::uint8_t> b) {
+    b.resize(b.size() + 8);
+    reseal(b);
+    return b;
+  };
+  expect_error([&] { BloomFilter::deserialize(eight_bytes_longer(f)); }, {"PKBF", "length 176", "expected 168 bytes"});
   // Shorter than the 40-byte header and checksum is "truncated", not a length that wrapped below zero.
   for (std::size_t len : {32u, 39u}) {
     expect_error([&] { BloomFilter::deserialize(std::span(f.data(), len)); }, {"PKBF", "truncated", "40-byte"});
@@ -595,10 +597,7 @@ TEST(BadInput, SerializedFieldsAreNamed) {
   expect_error([&] { HyperLogLog::deserialize(edited_h(6, 6)); }, {"PKHL", "length"});
   expect_error([&] { HyperLogLog::deserialize(edited_h(7, 0)); }, {"PKHL", "hash kind 0"});
   expect_error([&] { HyperLogLog::deserialize(edited_h(16 + 9, 61)); }, {"PKHL", "register 9 = 61", "maximum rank 60"});
-  std::vector<std::uint8_t> longer_h = h;
-  longer_h.resize(h.size() + 8);
-  reseal(longer_h);
-  expect_error([&] { HyperLogLog::deserialize(longer_h); }, {"PKHL", "length 64", "expected 56 bytes"});
+  expect_error([&] { HyperLogLog::deserialize(eight_bytes_longer(h)); }, {"PKHL", "length 64", "expected 56 bytes"});
   for (std::size_t len : {16u, 23u}) {
     expect_error([&] { HyperLogLog::deserialize(std::span(h.data(), len)); }, {"PKHL", "truncated", "24-byte"});
   }
