@@ -79,7 +79,9 @@ HWY_INLINE void sbbf_set(std::uint32_t* block, std::uint64_t h) {
 // (avx512_add_masks(), cpu/vendor_forms.h). AMD (Zen 4 and 5) has four vector
 // pipes for the shifts, which beat k 64-byte loads from a 32 KiB
 // one-bit-per-line table there (Zen 5, 256 KiB, k = 6: 4.09 against 6.93
-// TSC cycles per key at best). Intel cores give 512-bit ALU work two ports
+// TSC cycles per key at best; Zen 4, whose pipes take two passes for 512-bit
+// work and bound its add at 1.4 cycles a probe: the table 0.81-0.97 of the
+// shifts' M keys/s). Intel cores give 512-bit ALU work two ports
 // (vpsrlvd one), so there a filter in the cache (no prefetching) takes each
 // part as one 64-byte load from kCachelineBit, at the byte offset buffered
 // in place of the position (family 6 model 167, k = 6: 3.46-3.53 against

@@ -27,7 +27,8 @@ void set_vendor_forms_for_testing(std::optional<VendorForms> forms);
 // in the cache ("AVX-512 add: shifts, table masks and the other forms tried").
 enum class AddMasks {
   // Each probe's part by a shift (vpsubd + vpsrlvd): vector ALU work, which
-  // AMD's Zen 4 and 5 spread over four pipes and Intel's cores over two.
+  // AMD's Zen 4 and 5 spread over four pipes (measured on both) and Intel's
+  // cores over two.
   kShifts,
   // Each probe's part loaded from a 32 KiB table of one-bit lines
   // (cacheline_bit_table.h): load-port work, and 32 KiB of L1.
