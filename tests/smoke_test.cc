@@ -129,30 +129,51 @@ TEST(Smoke, FoldAndMergeAcrossPrecisionsGiveTheLowerPrecisionsSketch) {
   }
 }
 
+// The small filters the two bitset tests below walk: one, two and five blocks
+// of each layout (a last word, and a last block, to skip), at k = 6 for
+// cacheline512 and parquet_sbbf's fixed k.
+namespace {
+struct SmallFilterShape {
+  probkit::BloomLayout layout;
+  std::uint64_t blocks;
+  probkit::BloomFilter make() const {
+    return probkit::BloomFilter(blocks, layout == probkit::BloomLayout::Cacheline512 ? 6 : 8, layout);
+  }
+  std::string name() const {
+    return "layout " + std::to_string(static_cast<int>(layout)) + " nb " + std::to_string(blocks);
+  }
+};
+std::vector<SmallFilterShape> small_filter_shapes() {
+  std::vector<SmallFilterShape> shapes;
+  for (const auto layout : {probkit::BloomLayout::Cacheline512, probkit::BloomLayout::ParquetSbbf}) {
+    for (std::uint64_t blocks : {1u, 2u, 5u}) shapes.push_back({layout, blocks});
+  }
+  return shapes;
+}
+}  // namespace
+
 // fill_ratio counts every bit of the bitset, the last word included: against
 // a popcount of data(), for filters of one block up to a few, both layouts, as
 // keys fill them to saturation (where estimated_count turns infinite). A
 // count that skipped a word was 1/(8 nb) low, too little for the statistics
 // of estimated_count (accuracy_test.cc) to see.
 TEST(Smoke, FillRatioCountsEveryBitOfTheBitset) {
-  for (const auto layout : {probkit::BloomLayout::Cacheline512, probkit::BloomLayout::ParquetSbbf}) {
-    for (std::uint64_t nb : {1u, 2u, 5u}) {
-      probkit::BloomFilter f(nb, layout == probkit::BloomLayout::Cacheline512 ? 6 : 8, layout);
-      for (std::uint64_t n : {1u, 10u, 100u, 100000u}) {
-        std::vector<std::uint64_t> keys(n);
-        std::iota(keys.begin(), keys.end(), 1000 * n);
-        f.add(keys);
-        std::uint64_t ones = 0;
-        for (std::uint8_t b : f.data()) ones += static_cast<std::uint64_t>(std::popcount(b));
-        SCOPED_TRACE("layout " + std::to_string(static_cast<int>(layout)) + " nb " + std::to_string(nb) +
-                     " after " + std::to_string(n) + " more keys");
-        EXPECT_EQ(f.fill_ratio(), static_cast<double>(ones) / static_cast<double>(f.size_bits()));
-        if (ones == f.size_bits()) {
-          EXPECT_EQ(f.estimated_count(), std::numeric_limits<double>::infinity());
-        }
+  for (const SmallFilterShape& shape : small_filter_shapes()) {
+    SCOPED_TRACE(shape.name());
+    probkit::BloomFilter f = shape.make();
+    for (std::uint64_t n : {1u, 10u, 100u, 100000u}) {
+      std::vector<std::uint64_t> keys(n);
+      std::iota(keys.begin(), keys.end(), 1000 * n);
+      f.add(keys);
+      std::uint64_t ones = 0;
+      for (std::uint8_t b : f.data()) ones += static_cast<std::uint64_t>(std::popcount(b));
+      SCOPED_TRACE("after " + std::to_string(n) + " more keys");
+      EXPECT_EQ(f.fill_ratio(), static_cast<double>(ones) / static_cast<double>(f.size_bits()));
+      if (ones == f.size_bits()) {
+        EXPECT_EQ(f.estimated_count(), std::numeric_limits<double>::infinity());
       }
-      EXPECT_EQ(f.fill_ratio(), 1.0) << "10^5 keys in at most five blocks set every bit";
     }
+    EXPECT_EQ(f.fill_ratio(), 1.0) << "10^5 keys in at most five blocks set every bit";
   }
 }
 
@@ -161,25 +182,22 @@ TEST(Smoke, FillRatioCountsEveryBitOfTheBitset) {
 // layouts. (Intersecting all but the last word was caught only by the
 // simulated CUDA test that compares host and device results.)
 TEST(Smoke, UnionAndIntersectionAreTheBitsetsOrAndAnd) {
-  for (const auto layout : {probkit::BloomLayout::Cacheline512, probkit::BloomLayout::ParquetSbbf}) {
-    for (std::uint64_t nb : {1u, 2u, 5u}) {
-      SCOPED_TRACE("layout " + std::to_string(static_cast<int>(layout)) + " nb " + std::to_string(nb));
-      const std::uint32_t k = layout == probkit::BloomLayout::Cacheline512 ? 6 : 8;
-      probkit::BloomFilter a(nb, k, layout), b(nb, k, layout);
-      std::vector<std::uint64_t> keys(40 * nb);
-      std::iota(keys.begin(), keys.end(), 0);
-      a.add(std::span<const std::uint64_t>(keys).first(keys.size() / 2 + 3));
-      b.add(std::span<const std::uint64_t>(keys).last(keys.size() / 2 + 3));
-      std::vector<std::uint8_t> ored(a.data().begin(), a.data().end()), anded = ored;
-      for (std::size_t i = 0; i < ored.size(); ++i) {
-        ored[i] = static_cast<std::uint8_t>(ored[i] | b.data()[i]);
-        anded[i] = static_cast<std::uint8_t>(anded[i] & b.data()[i]);
-      }
-      probkit::BloomFilter u = a, x = a;
-      u.union_with(b);
-      x.intersect_with(b);
-      EXPECT_TRUE(std::equal(u.data().begin(), u.data().end(), ored.begin(), ored.end())) << "union";
-      EXPECT_TRUE(std::equal(x.data().begin(), x.data().end(), anded.begin(), anded.end())) << "intersection";
+  for (const SmallFilterShape& shape : small_filter_shapes()) {
+    SCOPED_TRACE(shape.name());
+    probkit::BloomFilter a = shape.make(), b = shape.make();
+    std::vector<std::uint64_t> keys(40 * shape.blocks);
+    std::iota(keys.begin(), keys.end(), 0);
+    a.add(std::span<const std::uint64_t>(keys).first(keys.size() / 2 + 3));
+    b.add(std::span<const std::uint64_t>(keys).last(keys.size() / 2 + 3));
+    std::vector<std::uint8_t> ored(a.data().begin(), a.data().end()), anded = ored;
+    for (std::size_t i = 0; i < ored.size(); ++i) {
+      ored[i] = static_cast<std::uint8_t>(ored[i] | b.data()[i]);
+      anded[i] = static_cast<std::uint8_t>(anded[i] & b.data()[i]);
     }
+    probkit::BloomFilter u = a, x = a;
+    u.union_with(b);
+    x.intersect_with(b);
+    EXPECT_TRUE(std::equal(u.data().begin(), u.data().end(), ored.begin(), ored.end())) << "union";
+    EXPECT_TRUE(std::equal(x.data().begin(), x.data().end(), anded.begin(), anded.end())) << "intersection";
   }
 }
