@@ -144,7 +144,7 @@ inline constexpr int kMaxStages = 5;
 // u64 keys: one 8-byte lane. kAvx2 is AVX2's form (avx2_u64_hash(),
 // vendor_forms.h): mul64's, and how many keys each step of the pipeline
 // hashes in scalar code beside its vector (kScalarKeysPerStep). Other
-// targets ignore it. Intel's is compiled in avx2_u64_hash_intel.cc.
+// targets ignore it. Intel's is compiled in avx2_hash_intel.cc.
 template <bool kXxh, Avx2U64Hash kAvx2 = Avx2U64Hash::kMulldOneScalarKey>
 struct Hash64Bit {
   static constexpr bool kIntelForms = kAvx2 == Avx2U64Hash::kMuludqTwoScalarKeys;

@@ -246,22 +246,48 @@ HWY_INLINE void hash_width16_pipelined_as(const std::uint8_t* p, std::size_t vec
 }
 // 16-byte strings hashed in scalar code beside each step's vector (AVX2; as
 // u64 keys, hash-inl.h): the integer multiplier works beside the emulated
-// vector ones. Two: hashing alone 291.5 -> 322.2 M keys/s on the family 6
-// model 167 guest (Intel), whose core peaks at four to six; no more, since on
-// the Zen 3 guest more than one scalar u64 key a step lost in slow minutes
-// (strings there unmeasured).
+// vector ones. How many is the vendor's form (avx2_string16_hash(),
+// vendor_forms.h): AMD's one, compiled here (Zen 4 guest, AVX2 pinned,
+// against two: hashing alone 1.136, HLL add 1.169, Bloom add 1.030; none
+// 1.033 / 1.117 / 1.017), Intel's two, compiled in avx2_hash_intel.cc
+// (family 6 model 167 guest: hashing alone 291.5 / 305.4 / 322.2 M keys/s with
+// none / one / two; its core peaks at four to six).
 // (docs/PERF-NOTES.md, "Scalar 16-byte strings beside the AVX2 pipeline")
-inline constexpr std::size_t kString16ScalarKeys = HWY_TARGET == HWY_AVX2 ? 2 : 0;
-// Hashes the leading whole steps of `count` 16-byte strings; returns how many.
-HWY_INLINE std::size_t hash_width16_pipelined(const std::uint8_t* p, std::size_t count,
-                                              HashSpec spec, std::uint64_t* out) {
-  const std::size_t per_step = hn::Lanes(D64()) + kString16ScalarKeys;
+inline constexpr std::size_t kString16ScalarKeys = HWY_TARGET == HWY_AVX2 ? 1 : 0;
+#if HWY_TARGET == HWY_AVX2
+inline constexpr std::size_t kString16ScalarKeysIntel = 2;
+#endif
+// Hashes the leading whole steps of `count` 16-byte strings, kScalar of each
+// step in scalar code; returns how many.
+template <std::size_t kScalar>
+HWY_INLINE std::size_t hash_width16_pipelined_with(const std::uint8_t* p, std::size_t count,
+                                                   HashSpec spec, std::uint64_t* out) {
+  const std::size_t per_step = hn::Lanes(D64()) + kScalar;
   const std::size_t vectors = count / per_step;
   if (vectors == 0) return 0;
-  spec.kind == HashKind::Xxh64
-      ? hash_width16_pipelined_as<true, kString16ScalarKeys>(p, vectors, spec, out)
-      : hash_width16_pipelined_as<false, kString16ScalarKeys>(p, vectors, spec, out);
+  spec.kind == HashKind::Xxh64 ? hash_width16_pipelined_as<true, kScalar>(p, vectors, spec, out)
+                               : hash_width16_pipelined_as<false, kScalar>(p, vectors, spec, out);
   return vectors * per_step;
+}
+#if HWY_TARGET == HWY_AVX2
+// hash_width16_pipelined and hash_width16_screened in Intel's form, defined in
+// avx2_hash_intel.cc (below hash_u64_intel_forms, which says why).
+std::size_t hash_width16_intel_forms(const std::uint8_t* p, std::size_t count, HashSpec spec,
+                                     std::uint64_t* out);
+std::size_t hash_width16_screened_intel_forms(const std::uint8_t* p, std::size_t count,
+                                              HashSpec spec, std::uint64_t screen,
+                                              std::uint64_t* passed);
+#endif
+// Hashes the leading whole steps of `count` 16-byte strings, in the forms
+// this CPU's vendor takes on AVX2; returns how many.
+HWY_INLINE std::size_t hash_width16_pipelined(const std::uint8_t* p, std::size_t count,
+                                              HashSpec spec, std::uint64_t* out) {
+#if HWY_TARGET == HWY_AVX2
+  if (avx2_string16_hash() == Avx2String16Hash::kTwoScalarKeys) {
+    return hash_width16_intel_forms(p, count, spec, out);
+  }
+#endif
+  return hash_width16_pipelined_with<kString16ScalarKeys>(p, count, spec, out);
 }
 #else
 inline constexpr bool kString16Vectors = false;
@@ -275,7 +301,7 @@ HWY_INLINE std::size_t hash_width16_pipelined(const std::uint8_t*, std::size_t, 
 // u64 keys hashed in Intel's forms (avx2_u64_hash(), vendor_forms.h):
 // hash_fixed and hash_fixed_screened of Hash64Bit<kXxh,
 // Avx2U64Hash::kMuludqTwoScalarKeys>. Defined in a translation unit of their
-// own, avx2_u64_hash_intel.cc: instantiated in simd.cc (at GCC's default
+// own, avx2_hash_intel.cc: instantiated in simd.cc (at GCC's default
 // inlining budget, which cpu/CMakeLists.txt has raised since), they changed
 // GCC's inlining of the other forms' pipelines there (their steps left out
 // of line: HLL add of XXH64 u64 keys 746 -> 518 M keys/s on the Intel guest).
@@ -487,10 +513,10 @@ inline void hash_keys(const detail::KeyBatch& keys, std::size_t begin, std::size
 // packing them took a pass of its own. The last strings (fewer than a step)
 // are hashed one by one.
 // (docs/PERF-NOTES.md, "Screening in the AVX2 hash pipeline")
-template <bool kXxh>
+template <bool kXxh, std::size_t kScalar>
 std::size_t hash_width16_screened(const std::uint8_t* p, std::size_t count, HashSpec spec,
                                   std::uint64_t screen, std::uint64_t* passed) {
-  const std::size_t per_step = hn::Lanes(D64()) + kString16ScalarKeys;
+  const std::size_t per_step = hn::Lanes(D64()) + kScalar;
   const std::size_t vectors = count / per_step;
   std::size_t m = 0;
   if (vectors != 0) {
@@ -498,12 +524,12 @@ std::size_t hash_width16_screened(const std::uint8_t* p, std::size_t count, Hash
       const auto pack_few = [&m, screen](std::uint64_t* out, std::size_t first, std::size_t n) {
         m = pack_step<true>(out, first, n, screen, m);
       };
-      hash_width16_pipelined_as<kXxh, kString16ScalarKeys>(p, vectors, spec, passed, pack_few);
+      hash_width16_pipelined_as<kXxh, kScalar>(p, vectors, spec, passed, pack_few);
     } else {
       const auto pack = [&m, screen](std::uint64_t* out, std::size_t first, std::size_t n) {
         m = pack_step<false>(out, first, n, screen, m);
       };
-      hash_width16_pipelined_as<kXxh, kString16ScalarKeys>(p, vectors, spec, passed, pack);
+      hash_width16_pipelined_as<kXxh, kScalar>(p, vectors, spec, passed, pack);
     }
   }
   for (std::size_t i = vectors * per_step; i < count; ++i) {
@@ -557,8 +583,11 @@ inline std::size_t hash_keys_screened(const detail::KeyBatch& keys, std::size_t 
                                 ? width16_strings<std::int32_t>(keys, begin, count)
                                 : width16_strings<std::int64_t>(keys, begin, count);
     if (p != nullptr) {
-      return xxh ? hash_width16_screened<true>(p, count, spec, screen, passed)
-                 : hash_width16_screened<false>(p, count, spec, screen, passed);
+      if (avx2_string16_hash() == Avx2String16Hash::kTwoScalarKeys) {
+        return hash_width16_screened_intel_forms(p, count, spec, screen, passed);
+      }
+      return xxh ? hash_width16_screened<true, kString16ScalarKeys>(p, count, spec, screen, passed)
+                 : hash_width16_screened<false, kString16ScalarKeys>(p, count, spec, screen, passed);
     }
   }
 #endif

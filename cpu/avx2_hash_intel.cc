@@ -1,8 +1,9 @@
-// The AVX2 hashing of u64 keys in Intel's forms (declared in hash_keys-inl.h,
-// which says why it has a translation unit of its own), compiled once per
-// target like simd.cc; the other targets define nothing here.
+// The AVX2 hashing of u64 keys and 16-byte strings in Intel's forms (declared
+// in hash_keys-inl.h, which says why they have a translation unit of their
+// own), compiled once per target like simd.cc; the other targets define
+// nothing here.
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "avx2_u64_hash_intel.cc"
+#define HWY_TARGET_INCLUDE "avx2_hash_intel.cc"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
@@ -33,6 +34,19 @@ std::size_t hash_u64_screened_intel_forms(const std::uint64_t* keys, std::size_t
   return spec.kind == HashKind::Xxh64
              ? hash_fixed_screened<IntelHash<true>>(keys, count, spec, screen, passed)
              : hash_fixed_screened<IntelHash<false>>(keys, count, spec, screen, passed);
+}
+
+std::size_t hash_width16_intel_forms(const std::uint8_t* p, std::size_t count, HashSpec spec,
+                                     std::uint64_t* out) {
+  return hash_width16_pipelined_with<kString16ScalarKeysIntel>(p, count, spec, out);
+}
+
+std::size_t hash_width16_screened_intel_forms(const std::uint8_t* p, std::size_t count,
+                                              HashSpec spec, std::uint64_t screen,
+                                              std::uint64_t* passed) {
+  return spec.kind == HashKind::Xxh64
+             ? hash_width16_screened<true, kString16ScalarKeysIntel>(p, count, spec, screen, passed)
+             : hash_width16_screened<false, kString16ScalarKeysIntel>(p, count, spec, screen, passed);
 }
 
 #endif  // HWY_TARGET == HWY_AVX2
