@@ -29,7 +29,7 @@ TEST_F(SimdKernels, HashMatchesScalar) {
                             {HashKind::Murmur64A, layout::kRedisHllSeed},
                             {HashKind::Murmur64A, 0},
                             {HashKind::Murmur64A, ~0ULL}};
-  for_each_target_and_vendor_forms(kU64HashTargets, [&](const SimdTarget* t) {
+  for_each_target_and_vendor_forms(kHashFormsTargets, [&](const SimdTarget* t) {
     SCOPED_TRACE(t->name);
     for (std::size_t n : lengths()) {
       const std::vector<std::uint64_t> src = random_u64(rng_, n + 3);
@@ -64,7 +64,8 @@ TEST_F(SimdKernels, HashMatchesScalar) {
 // and spec, want the reference's hashes of the whole column; the columns of
 // fixed-width keys both unmarked and marked (StringColumn::batch). Stops at
 // the first fatal failure. The callers run it for every target and both
-// vendors' forms of the AVX2 u64 hash, which 8-byte strings are hashed with.
+// vendors' forms of the AVX2 hashing: of u64 keys, which 8-byte strings are
+// hashed with, and of 16-byte strings.
 template <class Check>
 void for_each_string_case(const SimdTarget* t, const std::vector<StringColumn>& columns,
                           std::span<const HashSpec> specs, const Check& check) {
@@ -126,7 +127,7 @@ TEST_F(SimdKernels, HashStringsMatchScalar) {
           << " seed " << spec.seed;
     }
   };
-  for_each_target_and_vendor_forms(kU64HashTargets, [&](const SimdTarget* t) {
+  for_each_target_and_vendor_forms(kHashFormsTargets, [&](const SimdTarget* t) {
     for_each_string_case(t, columns, specs, check);
   });
 }
@@ -159,7 +160,7 @@ TEST_F(SimdKernels, HashStringWindowsMatchScalar) {
       }
     }
   };
-  for_each_target_and_vendor_forms(kU64HashTargets, [&](const SimdTarget* t) {
+  for_each_target_and_vendor_forms(kHashFormsTargets, [&](const SimdTarget* t) {
     for_each_string_case(t, columns, specs, check);
   });
 }
@@ -178,7 +179,7 @@ TEST_F(SimdKernels, HashScreenedKeepsExactlyThePassingHashes) {
   strings.emplace_back(rng_, 1000, 8, 1, StringColumn::Fixed::All);
   strings.emplace_back(rng_, 1000, 40, 3);
   [[maybe_unused]] bool any = false;
-  for_each_target_and_vendor_forms(kU64HashTargets, [&](const SimdTarget* t) {
+  for_each_target_and_vendor_forms(kHashFormsTargets, [&](const SimdTarget* t) {
     SCOPED_TRACE(t->name);
     const bool measured = t->bit == HWY_AVX3 || t->bit == HWY_AVX3_DL || t->bit == HWY_AVX2;
     // Present exactly where it pays (hash_keys-inl.h): a target that loses it, or
@@ -365,7 +366,7 @@ TEST_F(SimdKernels, HashStringsReadNothingPastTheData) {
 // u64 and u32 keys that end where a page ends: every count up to 70 (whole
 // pipeline steps and their tails) hashed without reading past the last key.
 TEST_F(SimdKernels, HashFixedWidthKeysReadNothingPastTheKeys) {
-  for_each_target_and_vendor_forms(kU64HashTargets, [&](const SimdTarget* t) {
+  for_each_target_and_vendor_forms(kHashFormsTargets, [&](const SimdTarget* t) {
     SCOPED_TRACE(t->name);
     for (KeyKind kind : {KeyKind::U64, KeyKind::U32}) {
       const std::size_t width = kind == KeyKind::U64 ? 8 : 4;

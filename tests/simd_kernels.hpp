@@ -63,7 +63,8 @@ class SimdKernels : public ::testing::Test {
 
   // The targets whose kernels each vendor choice changes.
   static constexpr std::int64_t kAddMasksTargets = HWY_AVX3 | HWY_AVX3_DL;
-  static constexpr std::int64_t kU64HashTargets = HWY_AVX2;
+  // AVX2's u64 keys and 16-byte strings (avx2_u64_hash(), avx2_string16_hash()).
+  static constexpr std::int64_t kHashFormsTargets = HWY_AVX2;
 
   // fn(target) for every target with the AMD forms (cpu/vendor_forms.h), and
   // once more with the Intel forms for each target in `forms_differ` (those
