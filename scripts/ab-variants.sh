@@ -29,9 +29,8 @@ ab_dir=${AB_DIR:-${TMPDIR:-/tmp}/probkit-ab}
 base=HEAD rounds=5 reps=5
 names=()
 
-header() {  # header FIELD PATCH: the field's value from the patch's header
-  sed -n "/^diff --git/q; s/^$1: //p" "$2"
-}
+# shellcheck source=scripts/patch-header.sh
+source scripts/patch-header.sh
 
 all_variants() {
   local p

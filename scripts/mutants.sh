@@ -29,9 +29,8 @@ mutants_dir=tests/mutants
 work=${MUTANTS_DIR:-${TMPDIR:-/tmp}/probkit-mutants}
 timeout=${MUTANTS_TIMEOUT:-120}
 
-header() {  # header FIELD PATCH: the field's value from the patch's header
-  sed -n "/^diff --git/q; s/^$1: //p" "$2"
-}
+# shellcheck source=scripts/patch-header.sh
+source scripts/patch-header.sh
 
 selected() {  # the patches the arguments name, all where there are none
   local p name
