@@ -523,6 +523,36 @@ class BadInputTest(CliTestCase):
         self.assert_fails(["hll", "add", self.path("s.pkhl"), good, self.path("gone.txt")])
         self.assert_no_stray_files(["good.txt"])
 
+    def test_output_that_is_an_input_is_refused(self):
+        # `-o keys.txt keys.txt` would replace the keys with the filter built
+        # from them: refused, by any name of the file, and nothing written.
+        lines = b"".join(b"key%d\n" % i for i in range(1000))
+        keys = self.write("keys.txt", lines)
+        os.symlink("keys.txt", self.path("link.txt"))
+        os.link(keys, self.path("hard.txt"))
+        other = self.write("other.txt", b"x\n")
+        build = ["bloom", "build", "--capacity", "1000", "--fpr", "0.01", "-o"]
+        for out, inputs in ((keys, [keys]), (self.path("link.txt"), [keys]), (self.path("hard.txt"), [other, keys]),
+                            (keys, [other, "-", self.path("link.txt")])):
+            self.assert_fails(build + [out] + inputs, stdin=b"y\n", mentions="is an input and the output")
+        sketch = self.make_sketch()
+        before = self.read("s.pkhl")
+        self.assert_fails(["hll", "add", sketch, other, sketch], mentions="'%s' is an input" % sketch)
+        # Standard input redirected from the output file (`< keys.txt`).
+        for args in (build + [keys], ["hll", "add", sketch]):
+            target = keys if args[0] == "bloom" else sketch
+            with open(target, "rb") as stdin:
+                p = subprocess.run([support.PROBKIT, *args], stdin=stdin, capture_output=True)
+            self.assertEqual(p.returncode, 1, p.stderr)
+            self.assertIn("standard input is an input and the output", p.stderr.decode())
+        self.assertEqual(self.read("keys.txt"), lines)
+        self.assertEqual(self.read("s.pkhl"), before)
+        self.assert_no_stray_files(["hard.txt", "keys.txt", "link.txt", "other.txt", "s.pkhl"])
+        # An output that is none of the inputs is written as before, a device in place.
+        run(build + [self.path("f.pkbf"), keys])
+        run(build + ["/dev/null", keys])
+        run(["hll", "add", sketch, other])
+
     def test_bad_numbers(self):
         out = self.path("f.pkbf")
         for args, what in ((["distinct", "--precision", "abc"], "--precision"),

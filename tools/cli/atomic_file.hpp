@@ -7,11 +7,22 @@
 // read-only one is an error. A device or pipe (/dev/stdout) is written in
 // place, and so is "-", standard output.
 #pragma once
+#include <sys/types.h>
+
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 
 namespace probkit::cli {
+
+// Which file a name or descriptor reaches: two that share device and inode
+// are one file (hard links, symbolic links, /dev/stdin redirected from it).
+struct FileId {
+  dev_t device;
+  ino_t inode;
+  friend bool operator==(const FileId&, const FileId&) = default;
+};
 
 class AtomicFile {
  public:
@@ -25,6 +36,9 @@ class AtomicFile {
   void write(std::span<const std::uint8_t> bytes);
   // Flushes, closes and renames over the destination.
   void commit();
+  // The existing file commit() replaces; nullopt where it creates one, or
+  // writes a device, pipe or standard output in place.
+  std::optional<FileId> replaced_file() const { return replaced_; }
 
  private:
   std::string path_;
@@ -33,6 +47,7 @@ class AtomicFile {
   std::string temp_path_;
   int fd_ = -1;
   bool in_place_ = false;  // a device or pipe, written directly
+  std::optional<FileId> replaced_;
   bool committed_ = false;
 };
 

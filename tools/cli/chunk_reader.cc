@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <optional>
 
 #include "cli/errors.hpp"
 
@@ -85,6 +86,7 @@ void unguard_mapping(int slot) {
 struct ChunkReader::Input {
   std::string name;
   int fd = -1;
+  std::optional<FileId> file;  // none for standard input read again
   bool owns_fd = false;
   // Mapped input: [map + offset, map + size) is still to be handed out.
   const std::uint8_t* map = nullptr;
@@ -141,6 +143,7 @@ ChunkReader::ChunkReader(std::vector<std::string> paths, std::size_t chunk_bytes
     struct stat st {};
     if (fstat(in->fd, &st) != 0) throw InputError("cannot read " + in->name + ": " + std::strerror(errno));
     if (S_ISDIR(st.st_mode)) throw InputError("cannot read " + in->name + ": it is a folder");
+    in->file = FileId{st.st_dev, st.st_ino};
     if (S_ISREG(st.st_mode) && st.st_size > 0) {
       const off_t pos = lseek(in->fd, 0, SEEK_CUR);  // standard input may be partly read
       void* m = mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_PRIVATE, in->fd, 0);
@@ -173,6 +176,13 @@ ChunkReader::~ChunkReader() = default;
 
 bool ChunkReader::all_mapped() const {
   return std::all_of(inputs_.begin(), inputs_.end(), [](const auto& in) { return in->map != nullptr; });
+}
+
+const std::string* ChunkReader::input_that_is(const FileId& file) const {
+  for (const auto& in : inputs_) {
+    if (in->file == file) return &in->name;
+  }
+  return nullptr;
 }
 
 bool ChunkReader::next(std::vector<std::uint8_t>& buffer, std::span<const std::uint8_t>& chunk) {

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/atomic_file.hpp"
 #include "cli/progress.hpp"
 
 namespace probkit::cli {
@@ -43,6 +44,9 @@ class ChunkReader {
   std::size_t chunk_bytes() const { return chunk_bytes_; }
   // True when every input is mapped, so workers never wait on a read.
   bool all_mapped() const;
+  // The name of the input ("'path'" or "standard input") that is `file`,
+  // or null if none is.
+  const std::string* input_that_is(const FileId& file) const;
 
   static constexpr std::size_t kChunkBytes = std::size_t{4} << 20;
   // PROBKIT_READ_BUFFER's byte count, or kChunkBytes where it is unset or

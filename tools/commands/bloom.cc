@@ -78,6 +78,7 @@ int bloom_build(const Args& argv) {
   // unwritable folder fails before any work.
   ChunkReader reader(args.operands());
   AtomicFile output(*out);
+  require_output_not_an_input(reader, output, "bloom build", "-o FILTER");
   BloomFilter filter = [&] {
     try {
       return BloomFilter::for_capacity(n, fpr, layout);

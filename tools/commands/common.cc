@@ -10,6 +10,7 @@
 #include <cstring>
 #include <exception>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -132,6 +133,16 @@ std::string hash_name(HashSpec spec) {
   if (spec == HashSpec::redis()) return "redis";
   if (spec == HashSpec{}) return "xxh64";
   return std::string(spec.kind == HashKind::Murmur64A ? "murmur64a" : "xxh64") + " seed " + std::to_string(spec.seed);
+}
+
+void require_output_not_an_input(const ChunkReader& reader, const AtomicFile& output, const std::string& command,
+                                 const std::string& output_name) {
+  const std::optional<FileId> replaced = output.replaced_file();
+  if (!replaced) return;
+  if (const std::string* input = reader.input_that_is(*replaced)) {
+    throw UsageError(command + ": " + *input + " is an input and the output (" + output_name +
+                     ") too, which would replace it; write the output to another file");
+  }
 }
 
 void add_lines(ChunkReader& reader, const KeySpec& key, const Common& common, HyperLogLog& sketch) {

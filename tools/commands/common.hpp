@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/args.hpp"
+#include "cli/atomic_file.hpp"
 #include "cli/chunk_reader.hpp"
 #include "cli/lines.hpp"
 #include "probkit/backend.hpp"
@@ -41,6 +42,13 @@ std::string lower_case(std::string name);
 // --hash xxh64|redis (default xxh64).
 HashSpec hash_spec(const ParsedArgs& args);
 std::string hash_name(HashSpec spec);
+
+// UsageError where `output` would replace one of the reader's inputs (the
+// same file by any name, or standard input redirected from it): a typo that
+// would lose the input's lines. `command` and `output_name` ("-o FILTER",
+// "SKETCH") say which.
+void require_output_not_an_input(const ChunkReader& reader, const AtomicFile& output, const std::string& command,
+                                 const std::string& output_name);
 
 // Adds the key of every input line to `sketch`. Workers pull chunks in
 // parallel, each into its own sketch (library calls single-threaded), and

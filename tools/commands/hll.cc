@@ -54,6 +54,7 @@ int hll_add(const Args& argv) {
   }
   ChunkReader reader({args.operands().begin() + 1, args.operands().end()});
   AtomicFile output(path);  // an unwritable folder fails before the input is read
+  require_output_not_an_input(reader, output, "hll add", "SKETCH");
   HyperLogLog added(p, hash);  // this run's keys alone
   add_lines(reader, keys, common, added);
   // Merged into the sketch as it is now, not as it was when this run began:
