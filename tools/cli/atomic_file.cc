@@ -169,8 +169,8 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)), name_("'" + p
   }
   if (fd_ < 0) throw InputError("cannot create a file in the folder of '" + path_ + "': " + errno_text());
   temp_path_ = tmpl;
-  if (exists) replaced_ = FileId{st.st_dev, st.st_ino};
   if (exists) {
+    replaced_ = file_id(st);
     // The replacement keeps the file's owner where allowed (root), else its
     // group where this user is in it (a shared sketch stays writable by the
     // group), then its permissions: updating a private sketch must not make

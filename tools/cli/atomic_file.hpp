@@ -7,7 +7,7 @@
 // read-only one is an error. A device or pipe (/dev/stdout) is written in
 // place, and so is "-", standard output.
 #pragma once
-#include <sys/types.h>
+#include <sys/stat.h>
 
 #include <cstdint>
 #include <optional>
@@ -23,6 +23,7 @@ struct FileId {
   ino_t inode;
   friend bool operator==(const FileId&, const FileId&) = default;
 };
+inline FileId file_id(const struct stat& st) { return {st.st_dev, st.st_ino}; }
 
 class AtomicFile {
  public:

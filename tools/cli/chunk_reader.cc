@@ -143,7 +143,7 @@ ChunkReader::ChunkReader(std::vector<std::string> paths, std::size_t chunk_bytes
     struct stat st {};
     if (fstat(in->fd, &st) != 0) throw InputError("cannot read " + in->name + ": " + std::strerror(errno));
     if (S_ISDIR(st.st_mode)) throw InputError("cannot read " + in->name + ": it is a folder");
-    in->file = FileId{st.st_dev, st.st_ino};
+    in->file = file_id(st);
     if (S_ISREG(st.st_mode) && st.st_size > 0) {
       const off_t pos = lseek(in->fd, 0, SEEK_CUR);  // standard input may be partly read
       void* m = mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_PRIVATE, in->fd, 0);

@@ -21,8 +21,6 @@ bool lock_exclusive(int fd) {
   return true;
 }
 
-bool same_file(const struct stat& a, const struct stat& b) { return a.st_dev == b.st_dev && a.st_ino == b.st_ino; }
-
 }  // namespace
 
 UpdateLock::UpdateLock(const std::string& path) {
@@ -41,7 +39,7 @@ UpdateLock::UpdateLock(const std::string& path) {
         return;
       }
       struct stat now {};
-      if (stat(target.c_str(), &now) == 0 && same_file(held, now)) {
+      if (stat(target.c_str(), &now) == 0 && file_id(held) == file_id(now)) {
         fd_ = file;
         return;
       }
