@@ -17,7 +17,7 @@
 # is called a survivor. Builds go to a git worktree of HEAD (committed code)
 # under MUTANTS_DIR (default ${TMPDIR:-/tmp}/probkit-mutants), configured as
 # CI configures it and kept from one run to the next. A hung test counts as a
-# failure after MUTANTS_TIMEOUT seconds (default 120). All 148 take about
+# failure after MUTANTS_TIMEOUT seconds (default 120). All 150 take about
 # 90 minutes on two vCPUs, most of it building. The exit status is 1 where a mutant
 # meant to be killed survived, one meant to survive was killed (its header is
 # then wrong), or a patch no longer applies (refresh it against the code it
