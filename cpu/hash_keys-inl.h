@@ -253,9 +253,10 @@ HWY_INLINE void hash_width16_pipelined_as(const std::uint8_t* p, std::size_t vec
 // (family 6 model 167 guest: hashing alone 291.5 / 305.4 / 322.2 M keys/s with
 // none / one / two; its core peaks at four to six).
 // (docs/PERF-NOTES.md, "Scalar 16-byte strings beside the AVX2 pipeline")
-inline constexpr std::size_t kString16ScalarKeys = HWY_TARGET == HWY_AVX2 ? 1 : 0;
+inline constexpr std::size_t kString16ScalarKeys =
+    HWY_TARGET == HWY_AVX2 ? scalar_keys(Avx2String16Hash::kOneScalarKey) : 0;
 #if HWY_TARGET == HWY_AVX2
-inline constexpr std::size_t kString16ScalarKeysIntel = 2;
+inline constexpr std::size_t kString16ScalarKeysIntel = scalar_keys(Avx2String16Hash::kTwoScalarKeys);
 #endif
 // Hashes the leading whole steps of `count` 16-byte strings, kScalar of each
 // step in scalar code; returns how many.

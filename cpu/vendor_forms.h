@@ -4,6 +4,7 @@
 // in the sections each choice below names). Every form gives the same bits;
 // tests run each one on any machine (set_vendor_forms_for_testing).
 #pragma once
+#include <cstddef>
 #include <optional>
 
 namespace probkit::cpu {
@@ -56,11 +57,13 @@ inline Avx2U64Hash avx2_u64_hash() {
 
 // How many 16-byte strings each step of the AVX2 strings pipeline
 // (hash_keys-inl.h) hashes in scalar code beside its vector of four ("Scalar
-// 16-byte strings beside the AVX2 pipeline").
-enum class Avx2String16Hash {
-  kOneScalarKey,   // AMD: hashing 1.14x, HLL add 1.17x against two on the Zen 4 guest (AVX2 pinned)
-  kTwoScalarKeys,  // Intel: hashing 1.05x against one, 1.11x against none on the Intel guest
+// 16-byte strings beside the AVX2 pipeline"). Each form's value is that count
+// (scalar_keys(), which the pipeline's template argument takes).
+enum class Avx2String16Hash : unsigned {
+  kOneScalarKey = 1,   // AMD: hashing 1.14x, HLL add 1.17x against two on the Zen 4 guest (AVX2 pinned)
+  kTwoScalarKeys = 2,  // Intel: hashing 1.05x against one, 1.11x against none on the Intel guest
 };
+constexpr std::size_t scalar_keys(Avx2String16Hash form) { return static_cast<std::size_t>(form); }
 inline Avx2String16Hash avx2_string16_hash() {
   return vendor_forms() == VendorForms::kIntel ? Avx2String16Hash::kTwoScalarKeys
                                                : Avx2String16Hash::kOneScalarKey;
