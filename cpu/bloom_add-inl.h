@@ -263,8 +263,8 @@ std::size_t add_cacheline_groups(const detail::BloomRef& f, const std::uint64_t*
   const BlockCountVec num_blocks = broadcast_block_count(f.num_blocks);
   AddGroupOffsets<kK> offsets[2];
   const std::size_t prefetch_end = n + around.ahead;
-  const std::size_t distance = kPrefetch ? prefetch_distance(f) : 0;
-  if constexpr (kPrefetch) prefetch_first<true>(f, hashes, around.primed, prefetch_end, distance);
+  const BlockPrefetch ahead = kPrefetch ? block_prefetch(f) : BlockPrefetch{};
+  if constexpr (kPrefetch) prefetch_first<true>(f, hashes, around.primed, prefetch_end, ahead);
   add_group_offsets<kK, kFromTable>(hashes, num_blocks, offsets[0]);
   for (std::size_t g = 0; g < groups; ++g) {
     const std::size_t i = g * kAddGroup;
@@ -274,9 +274,7 @@ std::size_t add_cacheline_groups(const detail::BloomRef& f, const std::uint64_t*
     }
     prefetch_stream(hashes + i);
     for (std::size_t l = 0; l < kAddGroup; ++l) {
-      if constexpr (kPrefetch) {
-        if (i + l + distance < prefetch_end) prefetch_block<true>(f, hashes[i + l + distance]);
-      }
+      if constexpr (kPrefetch) prefetch_ahead<true>(f, hashes, i + l, prefetch_end, ahead);
       char* block = words + now.block_bytes[l];
       asm("" : "+r"(block));  // one register for the block's address
       or_key_bits<kK, kFromTable>(block, now.positions + l * kBufferedProbes<kK>);
@@ -305,16 +303,14 @@ void add_loop(const detail::BloomRef& f, const std::uint64_t* hashes, std::size_
   std::uint32_t* const words = f.words;  // copies: the word stores may alias f
   const std::uint64_t num_blocks = f.num_blocks;
   const std::size_t prefetch_end = n + around.ahead;
-  const std::size_t distance = kPrefetch ? prefetch_distance(f) : 0;
+  const BlockPrefetch ahead = kPrefetch ? block_prefetch(f) : BlockPrefetch{};
   // After the steps, the last n % 8 keys' blocks are prefetched already: the
-  // steps reach the prefetch distance past their last key.
+  // steps reach the prefetch distances past their last key.
   if constexpr (kPrefetch) {
-    if (added == 0) prefetch_first<true>(f, hashes, around.primed, prefetch_end, distance);
+    if (added == 0) prefetch_first<true>(f, hashes, around.primed, prefetch_end, ahead);
   }
   for (std::size_t i = 0; i < n; ++i) {
-    if constexpr (kPrefetch) {
-      if (i + distance < prefetch_end) prefetch_block<true>(f, hashes[i + distance]);
-    }
+    if constexpr (kPrefetch) prefetch_ahead<true>(f, hashes, i, prefetch_end, ahead);
     if (i % 8 == 0) prefetch_stream(hashes + i);
     const std::uint64_t h = hashes[i];
     std::uint32_t* block = words + layout::block_index(h, num_blocks) * kWords;

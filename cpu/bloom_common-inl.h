@@ -41,29 +41,69 @@ HWY_INLINE std::size_t prefetch_distance(const detail::BloomRef& f) {
   return detail::bloom_prefetch_keys_ahead(filter_bytes(f));
 }
 
+// How far ahead of the key it visits a kernel's loop prefetches blocks: into
+// L1 l1 keys ahead, and where l2 is not 0, into L2 first, l2 keys ahead
+// (kernels.hpp: bloom_l1_prefetch_keys_ahead says why).
+struct BlockPrefetch {
+  std::size_t l2 = 0;
+  std::size_t l1 = 0;
+};
+HWY_INLINE BlockPrefetch block_prefetch(const detail::BloomRef& f) {
+  const std::size_t ahead = prefetch_distance(f);
+  const std::size_t l1 = detail::bloom_l1_prefetch_keys_ahead(filter_bytes(f));
+  return {l1 < ahead ? ahead : 0, l1};
+}
+
+HWY_INLINE const char* block_address(const detail::BloomRef& f, std::uint64_t h) {
+  const std::uint64_t b = layout::block_index(h, f.num_blocks);
+  return reinterpret_cast<const char*>(f.words + b * layout::block_words(f.layout));
+}
+
 template <bool kWrite>
 HWY_INLINE void prefetch_block(const detail::BloomRef& f, std::uint64_t h) {
-  const std::uint64_t b = layout::block_index(h, f.num_blocks);
-  const std::uint32_t* p = f.words + b * layout::block_words(f.layout);
+  const char* p = block_address(f, h);
 #if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
   // Every CPU with AVX2 has PREFETCHW; Highway's target flags do not name it.
   if constexpr (kWrite) {
-    asm volatile("prefetchw %0" : : "m"(*reinterpret_cast<const char*>(p)));
+    asm volatile("prefetchw %0" : : "m"(*p));
     return;
   }
 #endif
   hwy::Prefetch(p);
 }
 
+// Into L2 (prefetcht1 on x86), for a prefetch into L1 later: reads and writes alike.
+HWY_INLINE void prefetch_block_to_l2(const detail::BloomRef& f, std::uint64_t h) {
+  __builtin_prefetch(block_address(f, h), 0, 2);
+}
+
+// The prefetches of the loop's visit to key i: the blocks of keys i + d.l2
+// (into L2) and i + d.l1 (into L1), those below `end` (the keys' count plus
+// those ahead).
+template <bool kWrite>
+HWY_INLINE void prefetch_ahead(const detail::BloomRef& f, const std::uint64_t* hashes, std::size_t i,
+                               std::size_t end, BlockPrefetch d) {
+  if (d.l2 != 0 && i + d.l2 < end) prefetch_block_to_l2(f, hashes[i + d.l2]);
+  if (i + d.l1 < end) prefetch_block<kWrite>(f, hashes[i + d.l1]);
+}
+
 // The first keys of a call have nobody ahead of them in it to prefetch their
 // blocks: unless the call before carried them ahead (hashes[0, primed)),
-// issue those misses together before the loop, so they overlap too. `end`:
-// the keys' count plus those ahead.
+// issue those misses together before the loop, so they overlap too: the
+// first d.l1 keys' blocks into L1, the rest up to d.l2 into L2. `end`: the
+// keys' count plus those ahead.
 template <bool kWrite>
 HWY_INLINE void prefetch_first(const detail::BloomRef& f, const std::uint64_t* hashes,
-                               std::size_t primed, std::size_t end, std::size_t distance) {
-  const std::size_t m = end < distance ? end : distance;
-  for (std::size_t i = primed; i < m; ++i) prefetch_block<kWrite>(f, hashes[i]);
+                               std::size_t primed, std::size_t end, BlockPrefetch d) {
+  const std::size_t reach = d.l2 != 0 ? d.l2 : d.l1;
+  const std::size_t m = end < reach ? end : reach;
+  for (std::size_t i = primed; i < m; ++i) {
+    if (i < d.l1) {
+      prefetch_block<kWrite>(f, hashes[i]);
+    } else {
+      prefetch_block_to_l2(f, hashes[i]);
+    }
+  }
 }
 
 // cacheline512 probe positions a_i = (x * C[i]) >> 23 for probes p..p+N-1.

@@ -50,14 +50,13 @@ HWY_INLINE std::uint64_t contains_by_eights(const detail::BloomRef& f, const std
                                             std::size_t n, detail::BloomLookahead around,
                                             std::uint8_t* out, const Present& present) {
   const std::size_t prefetch_end = n + around.ahead;
-  const std::size_t distance = kPrefetch ? prefetch_distance(f) : 0;
-  if constexpr (kPrefetch) prefetch_first<false>(f, hashes, around.primed, prefetch_end, distance);
+  const BlockPrefetch ahead = kPrefetch ? block_prefetch(f) : BlockPrefetch{};
+  if constexpr (kPrefetch) prefetch_first<false>(f, hashes, around.primed, prefetch_end, ahead);
   std::uint64_t hits = 0;
   std::size_t i = 0;
   for (; i + kK8Group <= n; i += kK8Group) {
     if constexpr (kPrefetch) {
-      for (std::size_t a = i + distance; a < i + distance + kK8Group && a < prefetch_end; ++a)
-        prefetch_block<false>(f, hashes[a]);
+      for (std::size_t a = i; a < i + kK8Group; ++a) prefetch_ahead<false>(f, hashes, a, prefetch_end, ahead);
     }
     prefetch_stream(hashes + i);  // pre-hashed keys come straight from memory
     const __mmask8 keys_present = present(hashes + i);
@@ -66,11 +65,10 @@ HWY_INLINE std::uint64_t contains_by_eights(const detail::BloomRef& f, const std
     if constexpr (kStore)
       _mm_storel_epi64(reinterpret_cast<__m128i*>(out + i), _mm_maskz_set1_epi8(keys_present, 1));
   }
-  // The steps prefetched up to key i + distance. The rest, up to the keys
-  // ahead, go now: the next call counts them primed.
+  // The steps prefetched up to their last key's distances ahead. The rest,
+  // up to the keys ahead, go now: the next call counts them primed.
   if constexpr (kPrefetch) {
-    for (std::size_t a = i + distance; a < n + distance && a < prefetch_end; ++a)
-      prefetch_block<false>(f, hashes[a]);
+    for (std::size_t a = i; a < n; ++a) prefetch_ahead<false>(f, hashes, a, prefetch_end, ahead);
   }
   return hits + contains_loop<false, kStore, Present::kLayout>(f, hashes + i, n - i, {},
                                                                kStore ? out + i : nullptr);

@@ -117,13 +117,11 @@ HWY_INLINE std::uint64_t contains_each(const detail::BloomRef& f, const std::uin
                                        std::size_t n, detail::BloomLookahead around,
                                        std::uint8_t* out, const Test& test) {
   const std::size_t prefetch_end = n + around.ahead;
-  const std::size_t distance = kPrefetch ? prefetch_distance(f) : 0;
-  if constexpr (kPrefetch) prefetch_first<false>(f, hashes, around.primed, prefetch_end, distance);
+  const BlockPrefetch ahead = kPrefetch ? block_prefetch(f) : BlockPrefetch{};
+  if constexpr (kPrefetch) prefetch_first<false>(f, hashes, around.primed, prefetch_end, ahead);
   std::uint64_t hits = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    if constexpr (kPrefetch) {
-      if (i + distance < prefetch_end) prefetch_block<false>(f, hashes[i + distance]);
-    }
+    if constexpr (kPrefetch) prefetch_ahead<false>(f, hashes, i, prefetch_end, ahead);
     if (i % 8 == 0) prefetch_stream(hashes + i);
     const bool hit =
         test(f.words + layout::block_index(hashes[i], f.num_blocks) * kWords, hashes + i);

@@ -240,18 +240,26 @@ TEST(ExchangedHashChunks, EachHashIsInsertedOnceByItsBlocksOwner) {
 
 // The prefetch distance at the edges of its size classes, and the drivers
 // carry exactly that many hashes ahead: none in cache, the near distance in
-// the L3's sizes, the far one from 16 MiB (kernels.hpp).
+// the L3's sizes, the far one from 16 MiB (kernels.hpp). From 16 MiB the
+// blocks go into L1 the near distance ahead, into L2 before that; below, into
+// L1 the whole distance ahead.
 TEST(HashChunks, HashesAheadFollowTheFilterSize) {
   constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
-  const std::pair<std::uint64_t, std::size_t> cases[] = {{0, 0},
-                                                         {kMiB - 1, 0},
-                                                         {kMiB, kBloomNearPrefetchKeysAhead},
-                                                         {16 * kMiB - 1, kBloomNearPrefetchKeysAhead},
-                                                         {16 * kMiB, kBloomPrefetchKeysAhead},
-                                                         {std::uint64_t{1} << 40, kBloomPrefetchKeysAhead}};
+  constexpr std::size_t kNear = kBloomNearPrefetchKeysAhead, kFar = kBloomPrefetchKeysAhead;
+  struct Case {
+    std::uint64_t bytes;
+    std::size_t ahead, l1;
+  };
+  const Case cases[] = {{0, 0, 0},
+                        {kMiB - 1, 0, 0},
+                        {kMiB, kNear, kNear},
+                        {16 * kMiB - 1, kNear, kNear},
+                        {16 * kMiB, kFar, kNear},
+                        {std::uint64_t{1} << 40, kFar, kNear}};
   EXPECT_LT(kBloomNearPrefetchKeysAhead, kBloomPrefetchKeysAhead);
-  for (const auto& [bytes, ahead] : cases) {
+  for (const auto& [bytes, ahead, l1] : cases) {
     EXPECT_EQ(bloom_prefetch_keys_ahead(bytes), ahead) << bytes << " bytes";
+    EXPECT_EQ(bloom_l1_prefetch_keys_ahead(bytes), l1) << bytes << " bytes";
     for (KeyKind kind : {KeyKind::U64, KeyKind::Offsets32, KeyKind::Prehashed}) {
       EXPECT_EQ(bloom_chunks(bytes, kind).ahead, ahead) << bytes << " bytes, kind " << int(kind);
     }

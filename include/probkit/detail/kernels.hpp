@@ -49,6 +49,20 @@ inline constexpr std::size_t bloom_prefetch_keys_ahead(std::uint64_t filter_byte
          : filter_bytes < kBloomFarPrefetchMinBytes ? kBloomNearPrefetchKeysAhead
                                                     : kBloomPrefetchKeysAhead;
 }
+// How many keys ahead the kernels prefetch a block into L1. Where that is
+// less than bloom_prefetch_keys_ahead (filters from DRAM), they prefetch it
+// into L2 first, that far ahead: a prefetch into L1 holds one of L1's few
+// miss buffers until its line comes, and for a whole DRAM miss those few
+// bound how many misses are in flight; L2 tracks more, and from L2 the line
+// comes to L1 in a few cycles. Zen 4 guest, AVX3_DL, one thread, u64 keys,
+// k = 6, prefetchw 96 keys ahead against prefetcht1 96 and prefetchw 32
+// ahead, M keys/s, medians of 3 alternated rounds of 3: add 1 GiB 74.5 ->
+// 103.6-134.4, 32 MiB 93.3 -> 184.4 (docs/PERF-NOTES.md, "Two-level block
+// prefetching").
+inline constexpr std::size_t bloom_l1_prefetch_keys_ahead(std::uint64_t filter_bytes) {
+  return filter_bytes < kBloomFarPrefetchMinBytes ? bloom_prefetch_keys_ahead(filter_bytes)
+                                                  : kBloomNearPrefetchKeysAhead;
+}
 
 // Where a Bloom kernel call sits in its driver's run of calls, so that the
 // kernel's block prefetches run on from one call to the next instead of
