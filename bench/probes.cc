@@ -144,15 +144,24 @@ std::uint64_t direct_reads_until(const Buffer& buf, std::uint64_t seed, Clock::t
 // and a probe that only looked 64 ahead read fewer lines than they did: on
 // the Zen 5 guest, 1 GiB, one thread, reads 235 M lines/s at 64 ahead,
 // 278-282 at 128, 263-272 at 256 (updates 229-234, 279-280, 256-264), with
-// contains and add at 1.09 and 1.08 of the 64-ahead probe.
-constexpr std::size_t kSchedules[] = {0, 64, 128, 256};
+// contains and add at 1.09 and 1.08 of the 64-ahead probe. The last two
+// prefetch each line in two levels as the kernels do from DRAM: into L2
+// `ahead` lines before its visit, then into L1 `l1` lines before it
+// (kernels.hpp: bloom_l1_prefetch_keys_ahead); where the kernels had come to
+// do so, the one-level probe no longer bounded them.
+struct Schedule {
+  std::size_t ahead;   // 0: the direct schedule
+  std::size_t l1 = 0;  // 0: one level, into L1 `ahead` lines before
+};
+constexpr Schedule kSchedules[] = {{0}, {64}, {128}, {256}, {128, 32}, {256, 32}};
 constexpr std::size_t kMaxAhead = 256;
 
 // The prefetched schedule of both random-line probes: line indices in
 // [0, lines) from a full 64-bit mix of a counter, each computed `ahead`
 // visits before its own (a power of two up to kMaxAhead), and
-// visit(line, line_ahead, j) runs for each, where line_ahead is the line
-// `ahead` places later, to prefetch. Returns the number of lines visited.
+// visit(line, line_ahead, line_soon, j) runs for each, where line_ahead is
+// the line `ahead` places later and line_soon the one `soon` places later
+// (soon < ahead), to prefetch. Returns the number of lines visited.
 // Always inlined: the update probe's clones for each target need it compiled
 // for theirs.
 //
@@ -168,8 +177,8 @@ constexpr std::size_t kMaxAhead = 256;
 // M lines/s against 156-168 (same guest, 1 GiB, one thread, three runs).
 template <class Visit>
 [[gnu::always_inline]] inline std::uint64_t prefetched_lines_until(std::uint64_t lines, std::size_t ahead,
-                                                                   std::uint64_t seed, Clock::time_point deadline,
-                                                                   Visit&& visit) {
+                                                                   std::size_t soon, std::uint64_t seed,
+                                                                   Clock::time_point deadline, Visit&& visit) {
   constexpr std::size_t kBatch = 1024;  // visits between deadline checks
   static_assert(kBatch % kMaxAhead == 0, "the ring's slots line up across batches");
   const std::size_t slot = ahead - 1;  // j & slot = j % ahead
@@ -183,7 +192,7 @@ template <class Visit>
         const std::uint64_t later = next();
         const std::uint64_t at = ring[j & slot];
         ring[j & slot] = later;
-        visit(at, later, j);
+        visit(at, later, ring[(j + soon) & slot], j);
       }
       visited += kBatch;
     }
@@ -193,17 +202,27 @@ template <class Visit>
 
 // One thread's random-line loop. With `ahead` lines: each line is read (one
 // load brings the whole line to L1) while the line `ahead` places later is
-// computed and prefetched (prefetched_lines_until); this wins from DRAM.
-// With 0: the direct schedule above, which wins from cache.
-std::uint64_t random_reads_until(const Buffer& buf, std::size_t ahead, std::uint64_t seed,
-                                 Clock::time_point deadline, std::uint64_t* sink) {
-  if (ahead == 0) return direct_reads_until(buf, seed, deadline, sink);
+// computed and prefetched (prefetched_lines_until), in one level or two;
+// this wins from DRAM. With 0: the direct schedule above, which wins from
+// cache.
+std::uint64_t random_reads_until(const Buffer& buf, Schedule s, std::uint64_t seed, Clock::time_point deadline,
+                                 std::uint64_t* sink) {
+  if (s.ahead == 0) return direct_reads_until(buf, seed, deadline, sink);
   std::uint64_t acc = 0;
-  const std::uint64_t reads = prefetched_lines_until(
-      buf.size / kLine, ahead, seed, deadline, [&](std::uint64_t at, std::uint64_t later, std::size_t) {
-        __builtin_prefetch(buf.ptr + later * kLine);
-        acc += *reinterpret_cast<const std::uint64_t*>(buf.ptr + at * kLine);
-      });
+  auto read = [&](std::uint64_t at) { acc += *reinterpret_cast<const std::uint64_t*>(buf.ptr + at * kLine); };
+  const std::uint64_t lines = buf.size / kLine;
+  const std::uint64_t reads =
+      s.l1 == 0 ? prefetched_lines_until(lines, s.ahead, 0, seed, deadline,
+                                         [&](std::uint64_t at, std::uint64_t later, std::uint64_t, std::size_t) {
+                                           __builtin_prefetch(buf.ptr + later * kLine);
+                                           read(at);
+                                         })
+                : prefetched_lines_until(lines, s.ahead, s.l1, seed, deadline,
+                                         [&](std::uint64_t at, std::uint64_t later, std::uint64_t soon, std::size_t) {
+                                           __builtin_prefetch(buf.ptr + later * kLine, 0, 2);  // into L2
+                                           __builtin_prefetch(buf.ptr + soon * kLine);
+                                           read(at);
+                                         });
   *sink += acc;
   return reads;
 }
@@ -242,14 +261,22 @@ inline void prefetch_for_write(const void* p) {
 // the probe times the read-modify-write of a whole line either way, not a
 // change of its contents.
 PROBKIT_WIDEST_STORES
-std::uint64_t random_updates_until(std::uint8_t* base, std::uint64_t first, std::uint64_t lines, std::size_t ahead,
+std::uint64_t random_updates_until(std::uint8_t* base, std::uint64_t first, std::uint64_t lines, Schedule s,
                                    std::uint64_t seed, Clock::time_point deadline) {
   auto* line = reinterpret_cast<LineVec*>(base) + first;
   auto update = [&](std::uint64_t at, std::uint64_t i) { line[at] |= LineVec{} + (std::uint64_t{1} << (i & 63)); };
-  if (ahead != 0) {
-    return prefetched_lines_until(lines, ahead, seed, deadline,
-                                  [&](std::uint64_t at, std::uint64_t later, std::size_t j) {
+  if (s.ahead != 0 && s.l1 == 0) {
+    return prefetched_lines_until(lines, s.ahead, 0, seed, deadline,
+                                  [&](std::uint64_t at, std::uint64_t later, std::uint64_t, std::size_t j) {
                                     prefetch_for_write(line + later);
+                                    update(at, j);
+                                  });
+  }
+  if (s.ahead != 0) {
+    return prefetched_lines_until(lines, s.ahead, s.l1, seed, deadline,
+                                  [&](std::uint64_t at, std::uint64_t later, std::uint64_t soon, std::size_t j) {
+                                    __builtin_prefetch(line + later, 0, 2);  // into L2
+                                    prefetch_for_write(line + soon);
                                     update(at, j);
                                   });
   }
@@ -354,9 +381,9 @@ Rate random_line_reads_per_s(std::size_t bytes, unsigned threads, int repetition
   for (int r = 0; r < std::max(1, repetitions); ++r) {
     // The limit is the best of the schedules.
     Rate best;
-    for (std::size_t ahead : kSchedules) {
+    for (const Schedule& s : kSchedules) {
       const Rate x = run_threads(threads, [&](unsigned t, Clock::time_point deadline, std::uint64_t* sink) {
-        return random_reads_until(buf, ahead, 0x1234567ULL * (t + 1) + 0x100000000ULL * r, deadline, sink);
+        return random_reads_until(buf, s, 0x1234567ULL * (t + 1) + 0x100000000ULL * r, deadline, sink);
       });
       best = {std::max(best.per_s, x.per_s), std::max(best.per_cpu_s, x.per_cpu_s)};
     }
@@ -373,10 +400,10 @@ Rate random_line_updates_per_s(std::size_t bytes, unsigned threads, int repetiti
   std::vector<Rate> rates;
   for (int r = 0; r < std::max(1, repetitions); ++r) {
     Rate best;
-    for (std::size_t ahead : kSchedules) {
+    for (const Schedule& s : kSchedules) {
       const Rate x = run_threads(threads, [&](unsigned t, Clock::time_point deadline, std::uint64_t*) {
         const std::uint64_t seed = 0x1234567ULL * (t + 1) + 0x100000000ULL * r;
-        return random_updates_until(buf.ptr, t * slice, slice, ahead, seed, deadline);
+        return random_updates_until(buf.ptr, t * slice, slice, s, seed, deadline);
       });
       best = {std::max(best.per_s, x.per_s), std::max(best.per_cpu_s, x.per_cpu_s)};
     }
