@@ -56,9 +56,9 @@ inline constexpr std::size_t bloom_prefetch_keys_ahead(std::uint64_t filter_byte
 // bound how many misses are in flight; L2 tracks more, and from L2 the line
 // comes to L1 in a few cycles. Zen 4 guest, AVX3_DL, one thread, u64 keys,
 // k = 6, prefetchw 96 keys ahead against prefetcht1 96 and prefetchw 32
-// ahead, M keys/s, medians of 3 alternated rounds of 3: add 1 GiB 74.5 ->
-// 103.6-134.4, 32 MiB 93.3 -> 184.4 (docs/PERF-NOTES.md, "Two-level block
-// prefetching").
+// ahead, M keys/s, medians of alternated rounds, two runs: add 1 GiB 79.3 ->
+// 130.5 and 74.5 -> 103.6, 32 MiB 103.8 -> 186.3 and 93.3 -> 184.4
+// (docs/PERF-NOTES.md, "Two-level block prefetching").
 inline constexpr std::size_t bloom_l1_prefetch_keys_ahead(std::uint64_t filter_bytes) {
   return filter_bytes < kBloomFarPrefetchMinBytes ? bloom_prefetch_keys_ahead(filter_bytes)
                                                   : kBloomNearPrefetchKeysAhead;
