@@ -1,7 +1,8 @@
 // Bloom filter add of keys hashed and added in one loop (DESIGN.md §3), u64
 // keys and strings all 16 bytes long (other strings of a call are hashed,
 // then added): CpuKernels::bloom_add_keys, on AVX-512 into a cacheline512
-// filter in the cache; elsewhere the filter hashes, then adds (bloom_add-inl.h).
+// filter (strings: one in the cache); elsewhere the filter hashes, then adds
+// (bloom_add-inl.h).
 // Declared here for simd.cc's kernel table and defined in a translation unit
 // of its own, bloom_add_keys.cc: compiled in simd.cc, its instantiations
 // changed GCC's inlining in unrelated kernels there (the AVX2 hll_add lost an

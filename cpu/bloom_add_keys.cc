@@ -92,6 +92,60 @@ HWY_NOINLINE void add_hashing(const detail::BloomRef& f, const std::uint64_t* ke
   add_loop<false, BloomLayout::Cacheline512, kK, kFromTable>(f, scratch, count - done, {});
 }
 
+// u64 keys into a filter that misses the cache (one the kernels prefetch
+// for): the hash pipeline stores each step's hashes (hash_fixed_pipelined's
+// AfterStep), their blocks are prefetched as they are stored, into L2 where
+// the kernels prefetch in two levels and for writing into L1 d.l2 - d.l1 keys
+// later, and they are set d.l2 keys (d.l1 for one level) after their hashing,
+// as add_cacheline_groups sets pre-hashed keys, each key's prefetches beside
+// a key's bit setting. Hashed, then added, the hashing stopped every chunk's
+// block prefetches for as long as it ran. Zen 4 guest, AVX3_DL, u64 keys,
+// k = 6, one thread, public add, M keys/s, medians of 30-40 calls of 2^20
+// keys alternated in one process with the hashed-then-added path: 1 GiB
+// 126.6 -> 150.2 and 129.0 -> 151.8, 32 MiB 179.9 -> 218.7, 4 MiB 215.9 ->
+// 226.3, 1 MiB 306.8 -> 328.7. With each step's sixteen prefetches issued
+// together before its eight keys' bits, the loop lost (1 GiB 126.0 -> 109.4)
+// (docs/PERF-NOTES.md, "Hashing in the loop for filters past the cache").
+template <class Hash, std::uint32_t kK>
+HWY_NOINLINE void add_hashing_prefetched(const detail::BloomRef& f, const std::uint64_t* keys,
+                                         std::size_t count, HashSpec spec, std::uint64_t* scratch) {
+  char* const words = reinterpret_cast<char*>(f.words);
+  const __m512i num_blocks = broadcast_block_count(f.num_blocks);
+  const BlockPrefetch d = block_prefetch(f);
+  // Keys between a key's hashing and its add: whole steps, as the pipeline stores them.
+  const std::size_t lead = d.l2 != 0 ? d.l2 : d.l1;
+  const std::size_t to_l1 = d.l2 != 0 ? d.l2 - d.l1 : 0;  // keys from the prefetch into L2 to that into L1
+  AddGroupOffsets<kK> offsets[2];  // by step parity: one step's offsets are buffered a step ahead of its add
+  const auto step = [&](std::uint64_t* hashes, std::size_t first, std::size_t) {
+    if (first + kAddGroup >= lead) {
+      const std::size_t next = first + kAddGroup - lead;
+      add_group_offsets<kK, false>(hashes + next, num_blocks, offsets[(next / kAddGroup) & 1]);
+    }
+    const AddGroupOffsets<kK>* now = first >= lead ? &offsets[((first - lead) / kAddGroup) & 1] : nullptr;
+    for (std::size_t l = 0; l < kAddGroup; ++l) {
+      if (d.l2 != 0) {
+        prefetch_block_to_l2(f, hashes[first + l]);
+        if (first >= to_l1) prefetch_block<true>(f, hashes[first - to_l1 + l]);
+      } else {
+        prefetch_block<true>(f, hashes[first + l]);
+      }
+      if (now != nullptr) {
+        char* block = words + now->block_bytes[l];
+        asm("" : "+r"(block));  // one register for the block's address
+        or_key_bits<kK, false>(block, now->positions + l * kBufferedProbes<kK>);
+      }
+    }
+  };
+  const std::size_t hashed = hash_fixed_pipelined<false, Hash>(keys, count, spec, scratch, 0, step);
+  for (std::size_t i = hashed; i < count; ++i) scratch[i] = hash_one(spec, keys[i]);
+  // The steps added keys [0, added); the rest have their blocks asked for as
+  // far as the steps reached (into L2 up to `hashed`, into L1 up to hashed -
+  // to_l1), and the add loop goes on from there.
+  const std::size_t added = hashed > lead ? hashed - lead : 0;
+  add_loop<true, BloomLayout::Cacheline512, kK, false>(f, scratch + added, count - added,
+                                                      detail::BloomLookahead{hashed - added, 0});
+}
+
 // The same loop for strings all 16 bytes long, back to back from p: the
 // pipeline of hash_width16_pipelined_as (six stages: each string's two 8-byte
 // lanes mixed apart, folded into h one after the other, h finished) with its
@@ -167,6 +221,12 @@ constexpr std::array<AddHashingLoop, sizeof...(kKs)> add_hashing_loops(
   return {&add_hashing<Hash, kKs + 1, kFromTable>...};
 }
 
+template <class Hash, std::uint32_t... kKs>
+constexpr std::array<AddHashingLoop, sizeof...(kKs)> add_hashing_prefetched_loops(
+    std::integer_sequence<std::uint32_t, kKs...>) {
+  return {&add_hashing_prefetched<Hash, kKs + 1>...};
+}
+
 template <bool kXxh, bool kFromTable, std::uint32_t... kKs>
 constexpr std::array<AddHashingStr16Loop, sizeof...(kKs)> add_hashing_str16_loops(
     std::integer_sequence<std::uint32_t, kKs...>) {
@@ -215,8 +275,19 @@ bool bloom_add_keys(const detail::BloomRef& f, const detail::KeyBatch& keys, std
   // Every cacheline512 filter in the cache takes these loops, its masks from
   // kCachelineBit or from shifts as masks_from_table (the CPU's vendor) says:
   // with either, hashing and adding in one loop was measured alike or faster.
-  const bool in_cache = f.layout == BloomLayout::Cacheline512 && prefetch_distance(f) == 0;
-  if ((keys.kind != detail::KeyKind::U64 && !strings) || !in_cache) return false;
+  // One that misses the cache takes add_hashing_prefetched for u64 keys;
+  // strings into it are hashed, then added (not measured in such a loop).
+  if (f.layout != BloomLayout::Cacheline512 || (keys.kind != detail::KeyKind::U64 && !strings)) return false;
+  if (prefetch_distance(f) != 0) {
+    if (strings) return false;
+    if (count == 0) return true;
+    using Ks = std::make_integer_sequence<std::uint32_t, layout::kMaxCachelineK>;
+    static constexpr auto kXxhLoops = add_hashing_prefetched_loops<Xxh64U64>(Ks());
+    static constexpr auto kMurmurLoops = add_hashing_prefetched_loops<Murmur64AU64>(Ks());
+    const auto* k = static_cast<const std::uint64_t*>(keys.keys) + begin;
+    (spec.kind == HashKind::Xxh64 ? kXxhLoops : kMurmurLoops)[f.k - 1](f, k, count, spec, scratch);
+    return true;
+  }
   if (count == 0) return true;
   if (masks_from_table(f)) {
     add_keys<true>(f, keys, begin, count, spec, scratch);

@@ -248,8 +248,9 @@ std::uint64_t contains_cacheline_kernel(const detail::BloomRef& f, const std::ui
 }
 
 // Keys hashed and tested in one loop (kernels.hpp's bloom_contains_keys), as on
-// AVX2 (see there; filters that miss the cache are declined likewise): each
-// step's eight hashes are tested a step after the hash pipeline stored them.
+// AVX2 (see there; filters that miss the cache take contains_hashing_prefetched
+// below): each step's eight hashes are tested a step after the hash pipeline
+// stored them.
 // Hashing alone leaves the vector pipes half idle (its multiplies' latency
 // bounds it), so the tests fill them: u64 keys, k = 6, 256 KiB, hashed then
 // tested 571 -> this loop 619 M keys/s (Intel). u32 keys ran slower here
@@ -273,6 +274,61 @@ HWY_NOINLINE std::uint64_t contains_hashing(const detail::BloomRef& f,
   for (std::size_t i = hashed; i < count; ++i) scratch[i] = hash_one(spec, keys[i]);
   return hits + contains_loop<false, kStore, Test::kLayout>(f, scratch + hashed, count - hashed, {},
                                                             kStore ? out + hashed : nullptr);
+}
+
+// The same loop for a filter that misses the cache (one that the kernels
+// prefetch for): each step's eight hashes have their blocks prefetched as the
+// pipeline stores them, into L2 where the kernels prefetch in two levels and
+// into L1 d.l2 - d.l1 keys later, and are tested d.l2 keys (d.l1 for one
+// level) after their hashing, as contains_by_eights tests pre-hashed keys.
+// Hashed, then tested, the hashing stopped every chunk's block prefetches
+// for as long as it ran, and the misses in flight drained while it did. Zen 4
+// guest, AVX3_DL, u64 keys, k = 6, one thread, public contains, M keys/s,
+// medians of 30 calls of 2^20 keys alternated in one process with the
+// hashed-then-tested path: 1 GiB 150.7 -> 159.4 and 141.1 -> 154.4, 32 MiB
+// 204.3 -> 248.8 and 192.5 -> 218.5, 4 MiB 252.0 -> 349.9 and 353.7 -> 500.5,
+// 1 MiB 385.4 -> 536.7 (docs/PERF-NOTES.md, "Hashing in the loop for filters
+// past the cache"). Strings (and u64 keys into parquet_sbbf) are hashed,
+// then tested: not measured in such a loop.
+template <bool kStore, class Hash, class Test>
+HWY_NOINLINE std::uint64_t contains_hashing_prefetched(const detail::BloomRef& f,
+                                                       const typename Hash::Key* keys,
+                                                       std::size_t count, HashSpec spec,
+                                                       std::uint64_t* scratch, std::uint8_t* out) {
+  const Test test(f);
+  const BlockPrefetch d = block_prefetch(f);
+  // Keys between a key's hashing and its test: whole steps, as the pipeline stores them.
+  const std::size_t lead = d.l2 != 0 ? d.l2 : d.l1;
+  const std::size_t to_l1 = d.l2 != 0 ? d.l2 - d.l1 : 0;  // keys from the prefetch into L2 to that into L1
+  std::uint64_t hits = 0;
+  const auto step = [&](std::uint64_t* hashes, std::size_t first, std::size_t) {
+    for (std::size_t a = first; a < first + kK8Group; ++a) {
+      if (d.l2 != 0) {
+        prefetch_block_to_l2(f, hashes[a]);
+      } else {
+        prefetch_block<false>(f, hashes[a]);
+      }
+    }
+    if (d.l2 != 0 && first >= to_l1) {
+      for (std::size_t a = first - to_l1; a < first - to_l1 + kK8Group; ++a) prefetch_block<false>(f, hashes[a]);
+    }
+    if (first >= lead) {
+      const std::size_t t = first - lead;
+      const __mmask8 present = test(hashes + t);
+      hits += static_cast<std::uint64_t>(__builtin_popcount(_cvtmask8_u32(present)));
+      if constexpr (kStore)
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(out + t), _mm_maskz_set1_epi8(present, 1));
+    }
+  };
+  const std::size_t hashed = hash_fixed_pipelined<false, Hash>(keys, count, spec, scratch, 0, step);
+  for (std::size_t i = hashed; i < count; ++i) scratch[i] = hash_one(spec, keys[i]);
+  // The steps tested keys [0, tested); the rest have their blocks asked for
+  // as far as the steps reached (into L2 up to `hashed`, into L1 up to
+  // hashed - to_l1), and the eight-key loop goes on from there.
+  const std::size_t tested = hashed > lead ? hashed - lead : 0;
+  return hits + contains_by_eights<true, kStore>(f, scratch + tested, count - tested,
+                                                 detail::BloomLookahead{hashed - tested, 0},
+                                                 kStore ? out + tested : nullptr, test);
 }
 
 // The same loop for strings all 16 bytes long (hash_width16_pipelined_as):
@@ -343,7 +399,18 @@ HWY_INLINE std::uint64_t contains_strings(const detail::BloomRef& f, const detai
 inline bool bloom_contains_keys(const detail::BloomRef& f, const detail::KeyBatch& keys,
                                 std::size_t begin, std::size_t count, HashSpec spec,
                                 std::uint64_t* scratch, std::uint8_t* out, std::uint64_t* hits) {
-  if (prefetch_distance(f) != 0) return false;  // either layout
+  const bool prefetched = prefetch_distance(f) != 0;
+  if (prefetched) {
+    // u64 keys into cacheline512 only: the rest are hashed, then tested.
+    if (keys.kind != detail::KeyKind::U64 || f.layout != BloomLayout::Cacheline512) return false;
+    const auto* k = static_cast<const std::uint64_t*>(keys.keys) + begin;
+    *hits += with_fused_loop<false>(f, spec, out, [&](auto store, auto xxh, auto test) {
+      using Hash = std::conditional_t<decltype(xxh)::value, Xxh64U64, Murmur64AU64>;
+      return contains_hashing_prefetched<decltype(store)::value, Hash, typename decltype(test)::type>(
+          f, k, count, spec, scratch, out);
+    });
+    return true;
+  }
   if (keys.kind == detail::KeyKind::Offsets32 || keys.kind == detail::KeyKind::Offsets64) {
     if (count == 0) return true;
     *hits += keys.kind == detail::KeyKind::Offsets32

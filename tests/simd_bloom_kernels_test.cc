@@ -251,18 +251,30 @@ constexpr ContainsKeys kContainsKeys[] = {{KeyKind::U64, false},
                                           {KeyKind::Offsets64, true},
                                           {KeyKind::Offsets64, false}};
 
+// Key counts for a fused loop into a filter that the kernels prefetch for:
+// fewer than one step, around the steps' lead (32 keys ahead for one level,
+// 96 for two) and past it, whole steps and a tail. For 16 MiB filters, whose
+// every pass is slow, those around the lead of two levels.
+const std::vector<std::size_t> kPrefetchedLengths = {0,  1,   7,   8,   9,   13,  31,   32,   33,
+                                                     70, 95,  96,  97,  103, 104, 200,  1024, 100003};
+const std::vector<std::size_t> kTwoLevelLengths = {0, 9, 95, 96, 97, 104, 200, 1024, 100003};
+
 // bloom_contains_keys answers as `hash` then `bloom_contains` do: key counts
 // 0..13 and 70 (the pipeline's fill, drain and tail; for k = 1, 6, 8, 9, 16 at
-// 1000 blocks, every count of lengths()), both hashes and a seed, with out
-// and without, adding to *hits, writing nothing past count, and taking
-// nothing from what the scratch held before. Where it declines (u32 keys;
-// strings but on AVX-512; u64 keys into parquet_sbbf on AVX-512; a filter of
-// either layout large enough to prefetch for) it returns false and touches
-// nothing. Present exactly where it was measured to pay (bloom_contains_avx2-inl.h, bloom_contains_avx512-inl.h).
+// 1000 blocks, every count of lengths(); into a filter large enough to
+// prefetch for, kPrefetchedLengths), both hashes and a seed, with out and
+// without, adding to *hits, writing nothing past count, and taking nothing
+// from what the scratch held before. Where it declines (u32 keys; strings but
+// on AVX-512 into a filter in the cache; u64 keys into parquet_sbbf on
+// AVX-512; on AVX2 a filter of either layout large enough to prefetch for, on
+// AVX-512 one of parquet_sbbf) it returns false and touches nothing. Present
+// exactly where it was measured to pay (bloom_contains_avx2-inl.h,
+// bloom_contains_avx512-inl.h).
 TEST_F(SimdKernels, BloomContainsKeysMatchesHashThenContains) {
   const HashSpec specs[] = {HashSpec{}, HashSpec::redis(), {HashKind::Xxh64, 0x5eed}};
-  // 2^14 blocks: 1 MiB of cacheline512, the first size the kernels prefetch for.
-  const std::uint64_t block_counts[] = {1, 1000, std::uint64_t{1} << 14};
+  // 2^14 blocks: 1 MiB of cacheline512, the first size the kernels prefetch
+  // for; 2^18: 16 MiB, the first they prefetch for in two levels.
+  const std::uint64_t block_counts[] = {1, 1000, std::uint64_t{1} << 14, std::uint64_t{1} << 18};
   constexpr std::uint8_t kUntouched = 0xA5;
   constexpr std::uint64_t kHitsBefore = 7;
   [[maybe_unused]] bool any = false;
@@ -278,18 +290,25 @@ TEST_F(SimdKernels, BloomContainsKeysMatchesHashThenContains) {
           const std::uint32_t kk = layout == BloomLayout::Cacheline512 ? k : layout::kSbbfK;
           if (layout == BloomLayout::ParquetSbbf && k != 1) continue;
           const bool every_length = nb == 1000 && (kk == 1 || kk == 6 || kk == 8 || kk == 9 || kk == 16);
+          // The fused loops' steps differ by k as the in-cache ones do: at 16 MiB two k suffice.
+          const bool two_level = nb == (std::uint64_t{1} << 18);
+          if (two_level && kk != 6 && kk != 16) continue;
           Filter f(nb, kk, layout);
           const std::size_t bytes = nb * layout::block_bytes(layout);
-          const bool handles = bytes < (std::size_t{1} << 20);  // either layout
+          const bool in_cache = bytes < (std::size_t{1} << 20);  // either layout
           for (ContainsKeys keys : kContainsKeys) {
             const KeyKind kind = keys.kind;
             const bool is_u = kind == KeyKind::U64 || kind == KeyKind::U32;
-            // AVX-512 hashes, then tests u64 keys into parquet_sbbf (bloom_contains_avx512-inl.h).
+            // AVX-512 hashes, then tests u64 keys into parquet_sbbf (bloom_contains_avx512-inl.h); into a filter
+            // it prefetches for, it takes u64 keys into cacheline512 only.
             const bool taken =
-                (kind == KeyKind::U64 && !(avx512 && layout == BloomLayout::ParquetSbbf)) || (!is_u && avx512);
+                in_cache ? (kind == KeyKind::U64 && !(avx512 && layout == BloomLayout::ParquetSbbf)) || (!is_u && avx512)
+                         : avx512 && kind == KeyKind::U64 && layout == BloomLayout::Cacheline512;
             for (const HashSpec& spec : specs) {
-              for (std::size_t n : lengths()) {
-                if (!every_length && n > 13 && n != 70) continue;
+              if (two_level && spec == specs[2]) continue;  // both hashes, once each
+              for (std::size_t n : in_cache || !taken ? lengths() : two_level ? kTwoLevelLengths : kPrefetchedLengths) {
+                if (in_cache && !every_length && n > 13 && n != 70) continue;
+                if (!in_cache && !taken && n > 13 && n != 70) continue;
                 // Long string batches where they are taken, at one k of each AVX-512 test.
                 if (!is_u && n > 70 && !(avx512 && (kk == 6 || kk == 9 || layout == BloomLayout::ParquetSbbf)))
                   continue;
@@ -320,7 +339,7 @@ TEST_F(SimdKernels, BloomContainsKeysMatchesHashThenContains) {
                 std::uint64_t hits = kHitsBefore;
                 const bool done =
                     t->kernels->bloom_contains_keys(f.ref, kb, begin, n, spec, scratch.data(), got.data(), &hits);
-                ASSERT_EQ(done, handles && taken)
+                ASSERT_EQ(done, taken)
                     << "layout " << int(layout) << " nb " << nb << " k " << kk << " kind " << int(kind);
                 if (!done) {
                   ASSERT_EQ(hits, kHitsBefore);
@@ -387,15 +406,17 @@ TEST_F(SimdKernels, BloomContainsKeysDeclinesOtherKeyKinds) {
 // 6, 8, 9, 16 at 1000 blocks, every count of lengths(); both hashes and a
 // seed; u64 keys and strings (16 bytes each, 8 each, and a mix: the strings
 // of a call all 16 bytes long take the fused loop, others are hashed, then
-// added); keys from begin = n % 3; scratch random before. Where it declines
-// (u32 and pre-hashed keys; parquet_sbbf; a filter large enough to prefetch
-// for) it returns false and touches nothing. Present exactly where it was
-// measured to pay: AVX-512, with either mask source (cpu/bloom_add-inl.h); each
-// AVX-512 target runs with both.
+// added); u64 keys into a filter large enough to prefetch for,
+// kPrefetchedLengths; keys from begin = n % 3; scratch random before. Where
+// it declines (u32 and pre-hashed keys; parquet_sbbf; strings into a filter
+// large enough to prefetch for) it returns false and touches nothing. Present
+// exactly where it was measured to pay: AVX-512, with either mask source
+// (cpu/bloom_add-inl.h); each AVX-512 target runs with both.
 TEST_F(SimdKernels, BloomAddKeysMatchesHashThenAdd) {
   const HashSpec specs[] = {HashSpec{}, HashSpec::redis(), {HashKind::Xxh64, 0x5eed}};
-  // 2^14 blocks: 1 MiB of cacheline512, the first size the kernels prefetch for.
-  const std::uint64_t block_counts[] = {1, 1000, std::uint64_t{1} << 14};
+  // 2^14 blocks: 1 MiB of cacheline512, the first size the kernels prefetch
+  // for; 2^18: 16 MiB, the first they prefetch for in two levels.
+  const std::uint64_t block_counts[] = {1, 1000, std::uint64_t{1} << 14, std::uint64_t{1} << 18};
   // Strings: 16 bytes each (the fused loop), 8 bytes each, and mostly 16 with others among them (hashed, then
   // added, in the same call); both offset widths.
   struct Kind {
@@ -424,17 +445,25 @@ TEST_F(SimdKernels, BloomAddKeysMatchesHashThenAdd) {
           const std::uint32_t kk = layout == BloomLayout::Cacheline512 ? k : layout::kSbbfK;
           if (layout == BloomLayout::ParquetSbbf && k != 1) continue;
           const std::size_t bytes = nb * layout::block_bytes(layout);
-          const bool large = bytes >= (std::size_t{1} << 20);  // declined at any k: one k suffices
-          if (large && kk != 6 && layout == BloomLayout::Cacheline512) continue;
+          const bool large = bytes >= (std::size_t{1} << 20);  // the kernels prefetch for it
+          const bool two_level = nb == (std::uint64_t{1} << 18);
+          if (large && layout == BloomLayout::Cacheline512) {
+            // Its loop takes no table masks (masks_from_table): one mask source suffices; at 16 MiB, two k.
+            if (table || (kk != 1 && kk != 6 && kk != 9 && kk != 16)) continue;
+            if (two_level && kk != 6 && kk != 16) continue;
+          }
           const bool every_length = nb == 1000 && (kk == 1 || kk == 6 || kk == 8 || kk == 9 || kk == 16);
           Filter want(nb, kk, layout), got(nb, kk, layout);
           for (const auto& [kind, string_len, fixed] : kinds) {
             const bool strings = string_len != 0;
-            const bool taken = (kind == KeyKind::U64 || strings) && layout == BloomLayout::Cacheline512 && !large;
+            const bool taken = layout == BloomLayout::Cacheline512 && (kind == KeyKind::U64 || (strings && !large));
+            // Declined at any k: one k suffices.
+            if (large && !taken && kk != 6 && layout == BloomLayout::Cacheline512) continue;
             for (const HashSpec& spec : specs) {
-              for (std::size_t n : lengths()) {
-                if ((!every_length || !taken) && n > 70) continue;
-                if (large && n > 13 && n != 70) continue;
+              if (two_level && spec == specs[2]) continue;  // both hashes, once each
+              for (std::size_t n : !large || !taken ? lengths() : two_level ? kTwoLevelLengths : kPrefetchedLengths) {
+                if (!large && (!every_length || !taken) && n > 70) continue;
+                if (large && !taken && n != 5 && n != 70) continue;  // declined whatever the count
                 std::vector<std::uint64_t> src;
                 std::optional<StringColumn> column;
                 KeyBatch kb;
