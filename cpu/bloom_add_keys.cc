@@ -109,6 +109,8 @@ HWY_NOINLINE void add_hashing(const detail::BloomRef& f, const std::uint64_t* ke
 template <class Hash, std::uint32_t kK>
 HWY_NOINLINE void add_hashing_prefetched(const detail::BloomRef& f, const std::uint64_t* keys,
                                          std::size_t count, HashSpec spec, std::uint64_t* scratch) {
+  static_assert(detail::kBloomPrefetchKeysAhead % kAddGroup == 0 && detail::kBloomNearPrefetchKeysAhead % kAddGroup == 0,
+                "the steps add whole steps, from the first: the lead must be whole steps");
   char* const words = reinterpret_cast<char*>(f.words);
   const __m512i num_blocks = broadcast_block_count(f.num_blocks);
   const BlockPrefetch d = block_prefetch(f);
