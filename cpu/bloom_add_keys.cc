@@ -114,7 +114,9 @@ HWY_NOINLINE void add_hashing_prefetched(const detail::BloomRef& f, const std::u
   char* const words = reinterpret_cast<char*>(f.words);
   const __m512i num_blocks = broadcast_block_count(f.num_blocks);
   const BlockPrefetch d = block_prefetch(f);
-  const std::size_t lead = hashing_lead(d);  // whole steps, as the pipeline stores them
+  // Keys between a key's hashing and its add: whole steps, as the pipeline stores them.
+  const std::size_t lead = d.l2 != 0 ? d.l2 : d.l1;
+  const std::size_t to_l1 = d.l2 != 0 ? d.l2 - d.l1 : 0;  // keys from the prefetch into L2 to that into L1
   AddGroupOffsets<kK> offsets[2];  // by step parity: one step's offsets are buffered a step ahead of its add
   const auto step = [&](std::uint64_t* hashes, std::size_t first, std::size_t) {
     if (first + kAddGroup >= lead) {
@@ -123,7 +125,12 @@ HWY_NOINLINE void add_hashing_prefetched(const detail::BloomRef& f, const std::u
     }
     const AddGroupOffsets<kK>* now = first >= lead ? &offsets[((first - lead) / kAddGroup) & 1] : nullptr;
     for (std::size_t l = 0; l < kAddGroup; ++l) {
-      prefetch_as_hashed<true>(f, hashes, first + l, d);
+      if (d.l2 != 0) {
+        prefetch_block_to_l2(f, hashes[first + l]);
+        if (first >= to_l1) prefetch_block<true>(f, hashes[first - to_l1 + l]);
+      } else {
+        prefetch_block<true>(f, hashes[first + l]);
+      }
       if (now != nullptr) {
         char* block = words + now->block_bytes[l];
         asm("" : "+r"(block));  // one register for the block's address
@@ -134,8 +141,8 @@ HWY_NOINLINE void add_hashing_prefetched(const detail::BloomRef& f, const std::u
   const std::size_t hashed = hash_fixed_pipelined<false, Hash>(keys, count, spec, scratch, 0, step);
   for (std::size_t i = hashed; i < count; ++i) scratch[i] = hash_one(spec, keys[i]);
   // The steps added keys [0, added); the rest have their blocks asked for as
-  // far as the steps reached (prefetch_as_hashed up to `hashed`), and the add
-  // loop goes on from there.
+  // far as the steps reached (into L2 up to `hashed`, into L1 up to hashed -
+  // to_l1), and the add loop goes on from there.
   const std::size_t added = hashed > lead ? hashed - lead : 0;
   add_loop<true, BloomLayout::Cacheline512, kK, false>(f, scratch + added, count - added,
                                                       detail::BloomLookahead{hashed - added, 0});

@@ -106,26 +106,6 @@ HWY_INLINE void prefetch_first(const detail::BloomRef& f, const std::uint64_t* h
   }
 }
 
-// Loops that hash their keys as they go (the fused loops for filters past the
-// cache) prefetch each key's block as its hash comes and test or set the key
-// hashing_lead(d) keys later, as far behind as the farthest prefetch.
-HWY_INLINE std::size_t hashing_lead(BlockPrefetch d) { return d.l2 != 0 ? d.l2 : d.l1; }
-
-// Such a loop's prefetches as key j's hash comes: its block into L2 (one
-// level: into L1), and for two levels into L1 the block of the key d.l2 -
-// d.l1 before it, d.l1 keys before that key's turn.
-template <bool kWrite>
-HWY_INLINE void prefetch_as_hashed(const detail::BloomRef& f, const std::uint64_t* hashes, std::size_t j,
-                                   BlockPrefetch d) {
-  if (d.l2 == 0) {
-    prefetch_block<kWrite>(f, hashes[j]);
-    return;
-  }
-  prefetch_block_to_l2(f, hashes[j]);
-  const std::size_t to_l1 = d.l2 - d.l1;
-  if (j >= to_l1) prefetch_block<kWrite>(f, hashes[j - to_l1]);
-}
-
 // cacheline512 probe positions a_i = (x * C[i]) >> 23 for probes p..p+N-1.
 template <class D>
 HWY_INLINE hn::Vec<D> cacheline_positions(D d, hn::Vec<D> x, std::size_t p) {

@@ -299,10 +299,21 @@ HWY_NOINLINE std::uint64_t contains_hashing_prefetched(const detail::BloomRef& f
                 "the steps test whole steps, from the first: the lead must be whole steps");
   const Test test(f);
   const BlockPrefetch d = block_prefetch(f);
-  const std::size_t lead = hashing_lead(d);  // whole steps, as the pipeline stores them
+  // Keys between a key's hashing and its test: whole steps, as the pipeline stores them.
+  const std::size_t lead = d.l2 != 0 ? d.l2 : d.l1;
+  const std::size_t to_l1 = d.l2 != 0 ? d.l2 - d.l1 : 0;  // keys from the prefetch into L2 to that into L1
   std::uint64_t hits = 0;
   const auto step = [&](std::uint64_t* hashes, std::size_t first, std::size_t) {
-    for (std::size_t a = first; a < first + kK8Group; ++a) prefetch_as_hashed<false>(f, hashes, a, d);
+    for (std::size_t a = first; a < first + kK8Group; ++a) {
+      if (d.l2 != 0) {
+        prefetch_block_to_l2(f, hashes[a]);
+      } else {
+        prefetch_block<false>(f, hashes[a]);
+      }
+    }
+    if (d.l2 != 0 && first >= to_l1) {
+      for (std::size_t a = first - to_l1; a < first - to_l1 + kK8Group; ++a) prefetch_block<false>(f, hashes[a]);
+    }
     if (first >= lead) {
       const std::size_t t = first - lead;
       const __mmask8 present = test(hashes + t);
@@ -314,8 +325,8 @@ HWY_NOINLINE std::uint64_t contains_hashing_prefetched(const detail::BloomRef& f
   const std::size_t hashed = hash_fixed_pipelined<false, Hash>(keys, count, spec, scratch, 0, step);
   for (std::size_t i = hashed; i < count; ++i) scratch[i] = hash_one(spec, keys[i]);
   // The steps tested keys [0, tested); the rest have their blocks asked for
-  // as far as the steps reached (prefetch_as_hashed up to `hashed`), and the
-  // eight-key loop goes on from there.
+  // as far as the steps reached (into L2 up to `hashed`, into L1 up to
+  // hashed - to_l1), and the eight-key loop goes on from there.
   const std::size_t tested = hashed > lead ? hashed - lead : 0;
   return hits + contains_by_eights<true, kStore>(f, scratch + tested, count - tested,
                                                  detail::BloomLookahead{hashed - tested, 0},
