@@ -115,7 +115,7 @@ HWY_NOINLINE void add_hashing_prefetched(const detail::BloomRef& f, const std::u
   const __m512i num_blocks = broadcast_block_count(f.num_blocks);
   const BlockPrefetch d = block_prefetch(f);
   // Keys between a key's hashing and its add: whole steps, as the pipeline stores them.
-  const std::size_t lead = hashing_lead(d);
+  const std::size_t lead = d.farthest();
   const std::size_t to_l1 = d.l2 != 0 ? d.l2 - d.l1 : 0;  // keys from the prefetch into L2 to that into L1
   AddGroupOffsets<kK> offsets[2];  // by step parity: one step's offsets are buffered a step ahead of its add
   const auto step = [&](std::uint64_t* hashes, std::size_t first, std::size_t) {

@@ -300,7 +300,7 @@ HWY_NOINLINE std::uint64_t contains_hashing_prefetched(const detail::BloomRef& f
   const Test test(f);
   const BlockPrefetch d = block_prefetch(f);
   // Keys between a key's hashing and its test: whole steps, as the pipeline stores them.
-  const std::size_t lead = hashing_lead(d);
+  const std::size_t lead = d.farthest();
   const std::size_t to_l1 = d.l2 != 0 ? d.l2 - d.l1 : 0;  // keys from the prefetch into L2 to that into L1
   std::uint64_t hits = 0;
   const auto step = [&](std::uint64_t* hashes, std::size_t first, std::size_t) {
