@@ -93,7 +93,8 @@ std::uint64_t query_keys(const detail::CpuKernels& kernels, const detail::KeyBat
                                [&](unsigned w, std::size_t first, std::size_t count, std::uint64_t* buf) {
                                  kernels.bloom_contains_keys(filter, kb, first, count, hash, buf,
                                                              out != nullptr ? out + first : nullptr, &hits[w].value);
-                               });  // kHashChunk keys a call: each call fills and drains the hash pipeline
+                               },
+                               detail::fused_bloom_chunk(kb.kind));
   } else {
     const detail::BloomChunks chunks = detail::bloom_chunks(filter_bytes, kb.kind);
     detail::for_each_hash_chunk(
@@ -182,7 +183,8 @@ void BloomFilter::add(const Keys& keys, Backend backend) {
       detail::for_each_key_chunk(kb.n, workers,
                                  [&](unsigned w, std::size_t first, std::size_t count, std::uint64_t* buf) {
                                    c.kernels->bloom_add_keys(filter_of(w), kb, first, count, hash_, buf);
-                                 });
+                                 },
+                                 detail::fused_bloom_chunk(kb.kind));
     } else {
       detail::for_each_hash_chunk(
           *c.kernels, kb, hash_, workers,

@@ -380,6 +380,47 @@ void check_fixed_width_found(std::size_t n) {
   EXPECT_EQ(width_of(off, data), 0) << "halves of 8 and 16, n " << n;
 }
 
+// for_each_key_chunk hands every key once, in chunks of the size asked
+// (clamped to kMaxKeyChunk; a piece's last may be shorter), each piece's chunks one after another, each with
+// scratch room for the whole chunk (filled here: AddressSanitizer's run sees
+// a buffer short of it); one and two workers.
+TEST(KeyChunks, EachKeyOnceInChunksWithScratchForThem) {
+  const std::size_t n = 4 * kMinPieceKeys + 5003;  // several pieces a worker
+  for (unsigned workers : {1u, 2u}) {
+    for (std::size_t chunk : {std::size_t{1}, std::size_t{7}, kHashChunk, kFusedU64Chunk, kMaxKeyChunk + 5}) {
+      const std::string what = "workers " + std::to_string(workers) + " chunk " + std::to_string(chunk);
+      std::mutex mutex;
+      std::map<unsigned, std::vector<std::pair<std::size_t, std::size_t>>> chunks;  // by worker: first, count
+      for_each_key_chunk(
+          n, workers,
+          [&](unsigned w, std::size_t first, std::size_t count, std::uint64_t* buf) {
+            std::fill_n(buf, count, first);
+            std::lock_guard lock(mutex);
+            chunks[w].emplace_back(first, count);
+          },
+          chunk);
+      const std::size_t most = std::min(chunk, kMaxKeyChunk);
+      const std::size_t piece = workers <= 1 ? n : piece_keys(n, workers);
+      std::vector<int> seen(n, 0);
+      for (const auto& [w, mine] : chunks) {
+        std::size_t expect_first = 0;
+        for (const auto& [first, count] : mine) {
+          if (first % piece == 0) expect_first = first;  // the next piece this worker took
+          ASSERT_EQ(first, expect_first) << "worker " << w << "; " << what;
+          const std::size_t piece_end = std::min(n, first / piece * piece + piece);
+          ASSERT_TRUE(first + count <= piece_end) << "past its piece; " << what;
+          // Every chunk but a piece's last has the size asked, so that the loops get as many keys a call.
+          ASSERT_EQ(count, first + count == piece_end ? std::min(most, count) : most) << what;
+          ASSERT_GE(count, 1u) << what;
+          for (std::size_t i = first; i < first + count; ++i) ++seen[i];
+          expect_first = first + count;
+        }
+      }
+      EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), static_cast<std::ptrdiff_t>(n)) << what;
+    }
+  }
+}
+
 TEST(KeysCheck, FindsFixedWidthStrings) {
   for (unsigned threads : {1u, 4u}) {
     set_threads(threads);
