@@ -92,8 +92,8 @@ HWY_NOINLINE void add_hashing(const detail::BloomRef& f, const std::uint64_t* ke
   add_loop<false, BloomLayout::Cacheline512, kK, kFromTable>(f, scratch, count - done, {});
 }
 
-// u64 keys into a filter that misses the cache (one the kernels prefetch
-// for): the hash pipeline stores each step's hashes (hash_fixed_pipelined's
+// Keys into a filter that misses the cache (one the kernels prefetch for):
+// the hash pipeline stores each step's hashes (hash_fixed_pipelined's
 // AfterStep), their blocks are prefetched as they are stored, into L2 where
 // the kernels prefetch in two levels and for writing into L1 d.l2 - d.l1 keys
 // later, and they are set d.l2 keys (d.l1 for one level) after their hashing,
@@ -106,8 +106,14 @@ HWY_NOINLINE void add_hashing(const detail::BloomRef& f, const std::uint64_t* ke
 // 226.3, 1 MiB 306.8 -> 328.7. With each step's sixteen prefetches issued
 // together before its eight keys' bits, the loop lost (1 GiB 126.0 -> 109.4)
 // (docs/PERF-NOTES.md, "Hashing in the loop for filters past the cache").
+// Hash: the u64 keys' hash, or String16Pipeline for a batch of 16-byte
+// strings, whose pipeline (hash_width16_pipelined_as) runs in the same body
+// (a helper taking either pipeline compiled the u64 loop otherwise). Against
+// hashed, then added, 16-byte strings: 1 GiB 1.12-1.13, 32 MiB 1.24-1.26, 4
+// MiB 1.18-1.20 (docs/PERF-NOTES.md, "Hashing in the loop for filters past
+// the cache").
 template <class Hash, std::uint32_t kK>
-HWY_NOINLINE void add_hashing_prefetched(const detail::BloomRef& f, const std::uint64_t* keys,
+HWY_NOINLINE void add_hashing_prefetched(const detail::BloomRef& f, const typename Hash::Key* keys,
                                          std::size_t count, HashSpec spec, std::uint64_t* scratch) {
   static_assert(detail::kBloomPrefetchKeysAhead % kAddGroup == 0 && detail::kBloomNearPrefetchKeysAhead % kAddGroup == 0,
                 "the steps add whole steps, from the first: the lead must be whole steps");
@@ -138,8 +144,15 @@ HWY_NOINLINE void add_hashing_prefetched(const detail::BloomRef& f, const std::u
       }
     }
   };
-  const std::size_t hashed = hash_fixed_pipelined<false, Hash>(keys, count, spec, scratch, 0, step);
-  for (std::size_t i = hashed; i < count; ++i) scratch[i] = hash_one(spec, keys[i]);
+  std::size_t hashed;
+  if constexpr (kIsString16Pipeline<Hash>) {
+    hash_width16_pipelined_as<Hash::kXxhHash>(keys, count / kAddGroup, spec, scratch, step);
+    hashed = count / kAddGroup * kAddGroup;
+    for (std::size_t i = hashed; i < count; ++i) scratch[i] = layout::hash_bytes(spec, keys + 16 * i, 16);
+  } else {
+    hashed = hash_fixed_pipelined<false, Hash>(keys, count, spec, scratch, 0, step);
+    for (std::size_t i = hashed; i < count; ++i) scratch[i] = hash_one(spec, keys[i]);
+  }
   // The steps added keys [0, added); the rest have their blocks asked for as
   // far as the steps reached (into L2 up to `hashed`, into L1 up to hashed -
   // to_l1), and the add loop goes on from there.
@@ -224,8 +237,10 @@ constexpr std::array<AddHashingLoop, sizeof...(kKs)> add_hashing_loops(
 }
 
 template <class Hash, std::uint32_t... kKs>
-constexpr std::array<AddHashingLoop, sizeof...(kKs)> add_hashing_prefetched_loops(
-    std::integer_sequence<std::uint32_t, kKs...>) {
+constexpr std::array<void (*)(const detail::BloomRef&, const typename Hash::Key*, std::size_t, HashSpec,
+                              std::uint64_t*),
+                     sizeof...(kKs)>
+add_hashing_prefetched_loops(std::integer_sequence<std::uint32_t, kKs...>) {
   return {&add_hashing_prefetched<Hash, kKs + 1>...};
 }
 
@@ -277,17 +292,25 @@ bool bloom_add_keys(const detail::BloomRef& f, const detail::KeyBatch& keys, std
   // Every cacheline512 filter in the cache takes these loops, its masks from
   // kCachelineBit or from shifts as masks_from_table (the CPU's vendor) says:
   // with either, hashing and adding in one loop was measured alike or faster.
-  // One that misses the cache takes add_hashing_prefetched for u64 keys;
-  // strings into it are hashed, then added (not measured in such a loop).
+  // One that misses the cache takes add_hashing_prefetched for u64 keys and
+  // a batch of 16-byte strings; other strings into it are hashed, then added
+  // (not measured in such a loop).
   if (f.layout != BloomLayout::Cacheline512 || (keys.kind != detail::KeyKind::U64 && !strings)) return false;
   if (prefetch_distance(f) != 0) {
-    if (strings) return false;
+    if (strings && !is_string16_batch(keys)) return false;
     if (count == 0) return true;
     using Ks = std::make_integer_sequence<std::uint32_t, layout::kMaxCachelineK>;
+    const bool xxh = spec.kind == HashKind::Xxh64;
+    if (strings) {
+      static constexpr auto kXxhLoops = add_hashing_prefetched_loops<String16Pipeline<true>>(Ks());
+      static constexpr auto kMurmurLoops = add_hashing_prefetched_loops<String16Pipeline<false>>(Ks());
+      (xxh ? kXxhLoops : kMurmurLoops)[f.k - 1](f, string_start(keys, begin), count, spec, scratch);
+      return true;
+    }
     static constexpr auto kXxhLoops = add_hashing_prefetched_loops<Xxh64U64>(Ks());
     static constexpr auto kMurmurLoops = add_hashing_prefetched_loops<Murmur64AU64>(Ks());
     const auto* k = static_cast<const std::uint64_t*>(keys.keys) + begin;
-    (spec.kind == HashKind::Xxh64 ? kXxhLoops : kMurmurLoops)[f.k - 1](f, k, count, spec, scratch);
+    (xxh ? kXxhLoops : kMurmurLoops)[f.k - 1](f, k, count, spec, scratch);
     return true;
   }
   if (count == 0) return true;

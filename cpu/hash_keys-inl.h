@@ -143,11 +143,36 @@ HWY_INLINE std::uint64_t window_width(const detail::KeyBatch& keys, const Offset
   return keys.fixed_width != 0 ? keys.fixed_width : uniform_width(offsets, count);
 }
 
+// Whether the batch's check found every string 16 bytes long
+// (KeyBatch::fixed_width): a batch-wide answer, so that a kernel that takes
+// such strings takes every chunk of the batch or none.
+HWY_INLINE bool is_string16_batch(const detail::KeyBatch& keys) {
+  return detail::has_offsets(keys.kind) && keys.fixed_width == 16;
+}
+// The first byte of string `begin` of such a batch (its strings lie back to back).
+HWY_INLINE const std::uint8_t* string_start(const detail::KeyBatch& keys, std::size_t begin) {
+  return keys.data + (keys.kind == detail::KeyKind::Offsets32 ? static_cast<const std::int32_t*>(keys.keys)[begin]
+                                                              : static_cast<const std::int64_t*>(keys.keys)[begin]);
+}
+
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX2
 // Strings of exactly 16 bytes (fixed-width keys: UUIDs, IPv6 addresses) lie
 // back to back: a vector's worth are read with plain loads and split into
 // their first and second 8 bytes, instead of gathered.
 inline constexpr bool kString16Vectors = true;
+
+// Stands for the 16-byte strings' pipeline (hash_width16_pipelined_as) where
+// a fused loop takes a Hash type (Xxh64U64, Murmur64AU64): its keys are the
+// strings' bytes, back to back.
+template <bool kXxh>
+struct String16Pipeline {
+  using Key = std::uint8_t;
+  static constexpr bool kXxhHash = kXxh;
+};
+template <class Hash>
+inline constexpr bool kIsString16Pipeline = false;
+template <bool kXxh>
+inline constexpr bool kIsString16Pipeline<String16Pipeline<kXxh>> = true;
 
 struct String16Halves {
   V64 first, second;  // string i's first and second 8 bytes in lane i

@@ -94,7 +94,7 @@ std::uint64_t query_keys(const detail::CpuKernels& kernels, const detail::KeyBat
                                  kernels.bloom_contains_keys(filter, kb, first, count, hash, buf,
                                                              out != nullptr ? out + first : nullptr, &hits[w].value);
                                },
-                               detail::fused_bloom_chunk(kb.kind));
+                               detail::fused_bloom_chunk(kb));
   } else {
     const detail::BloomChunks chunks = detail::bloom_chunks(filter_bytes, kb.kind);
     detail::for_each_hash_chunk(
@@ -184,7 +184,7 @@ void BloomFilter::add(const Keys& keys, Backend backend) {
                                  [&](unsigned w, std::size_t first, std::size_t count, std::uint64_t* buf) {
                                    c.kernels->bloom_add_keys(filter_of(w), kb, first, count, hash_, buf);
                                  },
-                                 detail::fused_bloom_chunk(kb.kind));
+                                 detail::fused_bloom_chunk(kb));
     } else {
       detail::for_each_hash_chunk(
           *c.kernels, kb, hash_, workers,

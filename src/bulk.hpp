@@ -90,22 +90,25 @@ void for_each_worker_share(std::size_t n, unsigned workers, Fn&& fn) {
       Shares::kIndependent);
 }
 
-// Keys per call of the loops that hash u64 keys and test or add them in one
-// (CpuKernels::bloom_contains_keys, bloom_add_keys): each call fills and
-// drains the hash pipeline and, into a filter past the cache, the misses its
-// prefetches keep in flight. 4096 against 1024 keys a call, Zen 4 guest,
-// AVX3_DL, k = 6, public API, medians of 31 calls alternated in one process,
-// three to five runs: contains 1 GiB 1.021-1.047, 32 MiB 1.029-1.039, 4 MiB
-// 1.011-1.027; add 1 GiB 1.003-1.052, 32 MiB 1.014-1.022, 4 MiB 1.022-1.059;
-// 256 KiB alike. Other keys keep kHashChunk: strings not all 16 bytes long
-// are hashed into the scratch, then tested or added.
-// (docs/PERF-NOTES.md, "Fused loops: 4096 keys a call")
-inline constexpr std::size_t kFusedU64Chunk = 4 * kHashChunk;
-inline constexpr std::size_t fused_bloom_chunk(KeyKind kind) {
-  return kind == KeyKind::U64 ? kFusedU64Chunk : kHashChunk;
+// Keys per call of the loops that hash u64 keys or a batch of 16-byte
+// strings and test or add them in one (CpuKernels::bloom_contains_keys,
+// bloom_add_keys): each call fills and drains the hash pipeline and, into a
+// filter past the cache, the misses its prefetches keep in flight. 4096
+// against 1024 keys a call, Zen 4 guest, AVX3_DL, k = 6, public API, medians
+// of 21-41 calls alternated in one process, three to five runs: u64 contains
+// 1 GiB 1.021-1.047, 32 MiB 1.029-1.039, 4 MiB 1.011-1.027; add 1 GiB
+// 1.003-1.052, 32 MiB 1.014-1.022, 4 MiB 1.022-1.059; 16-byte strings
+// contains 1 GiB 1.031-1.193, add 0.955-1.019, 32 MiB and 4 MiB 1.020-1.079;
+// 256 KiB alike. Other strings keep kHashChunk: they are hashed into the
+// scratch, then tested or added. (docs/PERF-NOTES.md, "Fused loops: 4096
+// keys a call")
+inline constexpr std::size_t kFusedLoopChunk = 4 * kHashChunk;
+inline std::size_t fused_bloom_chunk(const KeyBatch& keys) {
+  const bool string16 = has_offsets(keys.kind) && keys.fixed_width == 16;
+  return keys.kind == KeyKind::U64 || string16 ? kFusedLoopChunk : kHashChunk;
 }
 // for_each_key_chunk's largest chunk, and its scratch buffer's hashes.
-inline constexpr std::size_t kMaxKeyChunk = kFusedU64Chunk;
+inline constexpr std::size_t kMaxKeyChunk = kFusedLoopChunk;
 
 // fn(unsigned worker, std::size_t first_key, std::size_t count, std::uint64_t* buf):
 // each piece of for_each_worker_share in chunks of at most `chunk` (<=

@@ -387,7 +387,7 @@ void check_fixed_width_found(std::size_t n) {
 TEST(KeyChunks, EachKeyOnceInChunksWithScratchForThem) {
   const std::size_t n = 4 * kMinPieceKeys + 5003;  // several pieces a worker
   for (unsigned workers : {1u, 2u}) {
-    for (std::size_t chunk : {std::size_t{1}, std::size_t{7}, kHashChunk, kFusedU64Chunk, kMaxKeyChunk + 5}) {
+    for (std::size_t chunk : {std::size_t{1}, std::size_t{7}, kHashChunk, kFusedLoopChunk, kMaxKeyChunk + 5}) {
       const std::string what = "workers " + std::to_string(workers) + " chunk " + std::to_string(chunk);
       std::mutex mutex;
       std::map<unsigned, std::vector<std::pair<std::size_t, std::size_t>>> chunks;  // by worker: first, count

@@ -265,9 +265,10 @@ const std::vector<std::size_t> kTwoLevelLengths = {0, 9, 95, 96, 97, 104, 200, 1
 // prefetch for, kPrefetchedLengths), both hashes and a seed, with out and
 // without, adding to *hits, writing nothing past count, and taking nothing
 // from what the scratch held before. Where it declines (u32 keys; strings but
-// on AVX-512 into a filter in the cache; u64 keys into parquet_sbbf on
-// AVX-512; on AVX2 a filter of either layout large enough to prefetch for, on
-// AVX-512 one of parquet_sbbf) it returns false and touches nothing. Present
+// on AVX-512 into a filter in the cache, or into cacheline512 past it where
+// the batch's check found them all 16 bytes long; u64 keys into parquet_sbbf
+// on AVX-512; on AVX2 a filter of either layout large enough to prefetch for,
+// on AVX-512 one of parquet_sbbf) it returns false and touches nothing. Present
 // exactly where it was measured to pay (bloom_contains_avx2-inl.h,
 // bloom_contains_avx512-inl.h).
 TEST_F(SimdKernels, BloomContainsKeysMatchesHashThenContains) {
@@ -300,15 +301,20 @@ TEST_F(SimdKernels, BloomContainsKeysMatchesHashThenContains) {
             const KeyKind kind = keys.kind;
             const bool is_u = kind == KeyKind::U64 || kind == KeyKind::U32;
             // AVX-512 hashes, then tests u64 keys into parquet_sbbf (bloom_contains_avx512-inl.h); into a filter
-            // it prefetches for, it takes u64 keys into cacheline512 only.
-            const bool taken =
+            // it prefetches for, it takes u64 keys and a batch of 16-byte strings into cacheline512 only.
+            const bool can_take =
                 in_cache ? (kind == KeyKind::U64 && !(avx512 && layout == BloomLayout::ParquetSbbf)) || (!is_u && avx512)
-                         : avx512 && kind == KeyKind::U64 && layout == BloomLayout::Cacheline512;
+                         : avx512 && layout == BloomLayout::Cacheline512 && (kind == KeyKind::U64 || !is_u);
             for (const HashSpec& spec : specs) {
               if (two_level && spec == specs[2]) continue;  // both hashes, once each
-              for (std::size_t n : in_cache || !taken ? lengths() : two_level ? kTwoLevelLengths : kPrefetchedLengths) {
+              // Past the cache, only strings all 16 bytes long can be taken at every length.
+              const bool long_lengths = !in_cache && can_take && (is_u || keys.width16);
+              for (std::size_t n : !long_lengths ? lengths() : two_level ? kTwoLevelLengths : kPrefetchedLengths) {
                 if (in_cache && !every_length && n > 13 && n != 70) continue;
-                if (!in_cache && !taken && n > 13 && n != 70) continue;
+                if (!in_cache && !long_lengths && n > 13 && n != 70) continue;
+                // Strings whose fixed width the batch's check found, or only scanned: past the cache, the
+                // fused loop takes those found all 16 bytes long only (a batch-wide answer).
+                const bool marked = in_cache ? n % 2 == 1 : n != 70;
                 // Long string batches where they are taken, at one k of each AVX-512 test.
                 if (!is_u && n > 70 && !(avx512 && (kk == 6 || kk == 9 || layout == BloomLayout::ParquetSbbf)))
                   continue;
@@ -323,8 +329,9 @@ TEST_F(SimdKernels, BloomContainsKeysMatchesHashThenContains) {
                 } else {
                   strings.emplace(rng_, n + 3, 16, n % 5,
                                   keys.width16 ? StringColumn::Fixed::All : StringColumn::Fixed::Mostly);
-                  kb = strings->batch(kind, /*marked=*/n % 2 == 1);  // fixed width found or scanned
+                  kb = strings->batch(kind, marked);  // fixed width found or scanned
                 }
+                const bool taken = can_take && (is_u || in_cache || kb.fixed_width == 16);
                 const std::size_t begin = n % 3;
                 std::vector<std::uint64_t> h(n);
                 scalar_kernels().hash(kb, begin, n, spec, h.data());
@@ -406,10 +413,12 @@ TEST_F(SimdKernels, BloomContainsKeysDeclinesOtherKeyKinds) {
 // 6, 8, 9, 16 at 1000 blocks, every count of lengths(); both hashes and a
 // seed; u64 keys and strings (16 bytes each, 8 each, and a mix: the strings
 // of a call all 16 bytes long take the fused loop, others are hashed, then
-// added); u64 keys into a filter large enough to prefetch for,
-// kPrefetchedLengths; keys from begin = n % 3; scratch random before. Where
-// it declines (u32 and pre-hashed keys; parquet_sbbf; strings into a filter
-// large enough to prefetch for) it returns false and touches nothing. Present
+// added); u64 keys and a batch of 16-byte strings into a filter large enough
+// to prefetch for, kPrefetchedLengths; keys from begin = n % 3; scratch
+// random before. Where it declines (u32 and pre-hashed keys; parquet_sbbf;
+// other strings into a filter large enough to prefetch for, those of 16 bytes
+// that the batch's check did not mark included) it returns false and touches
+// nothing. Present
 // exactly where it was measured to pay: AVX-512, with either mask source
 // (cpu/bloom_add-inl.h); each AVX-512 target runs with both.
 TEST_F(SimdKernels, BloomAddKeysMatchesHashThenAdd) {
@@ -456,26 +465,33 @@ TEST_F(SimdKernels, BloomAddKeysMatchesHashThenAdd) {
           Filter want(nb, kk, layout), got(nb, kk, layout);
           for (const auto& [kind, string_len, fixed] : kinds) {
             const bool strings = string_len != 0;
-            const bool taken = layout == BloomLayout::Cacheline512 && (kind == KeyKind::U64 || (strings && !large));
+            // Past the cache: u64 keys, and strings whose batch's check found them all 16 bytes long.
+            const bool can_take = layout == BloomLayout::Cacheline512 && (kind == KeyKind::U64 || strings);
+            const bool long_lengths =
+                large && can_take && (!strings || (string_len == 16 && fixed == StringColumn::Fixed::All));
             // Declined at any k: one k suffices.
-            if (large && !taken && kk != 6 && layout == BloomLayout::Cacheline512) continue;
+            if (large && !long_lengths && kk != 6 && layout == BloomLayout::Cacheline512) continue;
             for (const HashSpec& spec : specs) {
               if (two_level && spec == specs[2]) continue;  // both hashes, once each
-              for (std::size_t n : !large || !taken ? lengths() : two_level ? kTwoLevelLengths : kPrefetchedLengths) {
-                if (!large && (!every_length || !taken) && n > 70) continue;
-                if (large && !taken && n != 5 && n != 70) continue;  // declined whatever the count
+              for (std::size_t n : !long_lengths ? lengths() : two_level ? kTwoLevelLengths : kPrefetchedLengths) {
+                if (!large && (!every_length || !can_take) && n > 70) continue;
+                if (large && !long_lengths && n != 5 && n != 70) continue;  // declined whatever the count
+                if (large && strings && n > 1024 && kk != 6 && kk != 9) continue;  // long string batches at two k
+                // Strings whose fixed width the batch's check found, or only scanned (declined past the cache).
+                const bool marked = !large ? n % 2 == 1 : n != 70;
                 std::vector<std::uint64_t> src;
                 std::optional<StringColumn> column;
                 KeyBatch kb;
                 if (strings) {
                   column.emplace(rng_, n + 3, string_len, 0, fixed);
-                  kb = column->batch(kind, /*marked=*/n % 2 == 1);  // fixed width found or scanned
+                  kb = column->batch(kind, marked);  // fixed width found or scanned
                 } else {
                   src = random_u64(rng_, n + 3);
                   kb.kind = kind;
                   kb.n = n + 3;
                   kb.keys = src.data();
                 }
+                const bool taken = can_take && (!large || !strings || kb.fixed_width == 16);
                 const std::size_t begin = n % 3;
                 const std::vector<std::uint64_t> before = random_u64(rng_, 40);  // keys added earlier
                 std::fill(want.words.begin(), want.words.end(), 0u);

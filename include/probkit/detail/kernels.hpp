@@ -152,15 +152,16 @@ struct CpuKernels {
   // results of `hash` then `bloom_contains` (no keys ahead): out[i] for key
   // begin + i (out may be null), and *hits += the number of 1s. scratch has
   // room for count hashes. Returns false, having done nothing, where the
-  // backend has no such loop for this filter and key kind (so a call with
-  // count 0 asks); null where it has none at all.
+  // backend has no such loop for this filter and batch (its key kind, and
+  // for strings the fixed width its check found: the same answer for every
+  // chunk of it, so a call with count 0 asks); null where it has none at all.
   bool (*bloom_contains_keys)(const BloomRef& filter, const KeyBatch& keys, std::size_t begin, std::size_t count,
                               HashSpec spec, std::uint64_t* scratch, std::uint8_t* out, std::uint64_t* hits);
   // Hashes keys [begin, begin + count) and adds them in one loop, setting the
   // bits `hash` then `bloom_add` set (no keys ahead). scratch has room for
   // count hashes. Returns false, having done nothing, where the backend has
-  // no such loop for this filter and key kind (so a call with count 0 asks);
-  // null where it has none at all.
+  // no such loop for this filter and batch (as for bloom_contains_keys; a
+  // call with count 0 asks); null where it has none at all.
   bool (*bloom_add_keys)(const BloomRef& filter, const KeyBatch& keys, std::size_t begin, std::size_t count,
                          HashSpec spec, std::uint64_t* scratch);
 };
