@@ -293,8 +293,11 @@ HWY_NOINLINE std::uint64_t contains_hashing(const detail::BloomRef& f,
 // body: as a helper taking either pipeline, the u64 loop compiled otherwise
 // and read 0.95-0.98 at 1 GiB in three runs of four); against hashed, then
 // tested, 16-byte strings: 1 GiB 1.10-1.11, 32 MiB 1.22-1.25, 4 MiB
-// 1.47-1.50. Other strings, and u64 keys into parquet_sbbf, are hashed, then
-// tested: not measured in such a loop.
+// 1.47-1.50. Into parquet_sbbf (Test: SbbfPairsTest) likewise, u64 keys:
+// 1 GiB 1.03-1.10, 32 MiB 1.20-1.23, 4 MiB 1.31-1.36; 16-byte strings
+// 1.16-1.17 / 1.30-1.32 / 1.44-1.45 (in the cache u64 keys into
+// parquet_sbbf are hashed, then tested: SbbfPairsTest's figures). Other
+// strings are hashed, then tested.
 template <bool kStore, class Hash, class Test>
 HWY_NOINLINE std::uint64_t contains_hashing_prefetched(const detail::BloomRef& f,
                                                        const typename Hash::Key* keys,
@@ -374,8 +377,9 @@ HWY_NOINLINE std::uint64_t contains_hashing_str16(const detail::BloomRef& f, con
 // fn(store, xxh, test): the fused loop for this call, as compile-time
 // constants: whether it stores answers (std::bool_constant), whether the hash
 // is XXH64, and the eight-key test for the filter's layout and k
-// (std::type_identity). kSbbf as for with_eights_test_type (strings come with
-// parquet_sbbf filters; u64 keys into one are hashed, then tested).
+// (std::type_identity). kSbbf as for with_eights_test_type (strings, and any
+// keys into a filter past the cache, come with parquet_sbbf filters; u64
+// keys into one in the cache are hashed, then tested).
 template <bool kSbbf, class Fn>
 HWY_INLINE std::uint64_t with_fused_loop(const detail::BloomRef& f, HashSpec spec,
                                          const std::uint8_t* out, const Fn& fn) {
@@ -415,11 +419,10 @@ inline bool bloom_contains_keys(const detail::BloomRef& f, const detail::KeyBatc
                                 std::uint64_t* scratch, std::uint8_t* out, std::uint64_t* hits) {
   const bool prefetched = prefetch_distance(f) != 0;
   if (prefetched) {
-    // u64 keys and a batch of 16-byte strings into cacheline512 only: the rest are hashed, then tested.
-    if (f.layout != BloomLayout::Cacheline512) return false;
+    // u64 keys and a batch of 16-byte strings, into either layout: the rest are hashed, then tested.
     if (keys.kind == detail::KeyKind::U64) {
       const auto* k = static_cast<const std::uint64_t*>(keys.keys) + begin;
-      *hits += with_fused_loop<false>(f, spec, out, [&](auto store, auto xxh, auto test) {
+      *hits += with_fused_loop<true>(f, spec, out, [&](auto store, auto xxh, auto test) {
         using Hash = std::conditional_t<decltype(xxh)::value, Xxh64U64, Murmur64AU64>;
         return contains_hashing_prefetched<decltype(store)::value, Hash, typename decltype(test)::type>(
             f, k, count, spec, scratch, out);
@@ -429,7 +432,7 @@ inline bool bloom_contains_keys(const detail::BloomRef& f, const detail::KeyBatc
     if (!is_string16_batch(keys)) return false;
     if (count == 0) return true;
     const std::uint8_t* p = string_start(keys, begin);
-    *hits += with_fused_loop<false>(f, spec, out, [&](auto store, auto xxh, auto test) {
+    *hits += with_fused_loop<true>(f, spec, out, [&](auto store, auto xxh, auto test) {
       return contains_hashing_prefetched<decltype(store)::value, String16Pipeline<decltype(xxh)::value>,
                                          typename decltype(test)::type>(f, p, count, spec, scratch, out);
     });

@@ -265,16 +265,17 @@ const std::vector<std::size_t> kTwoLevelLengths = {0, 9, 95, 96, 97, 104, 200, 1
 // prefetch for, kPrefetchedLengths), both hashes and a seed, with out and
 // without, adding to *hits, writing nothing past count, and taking nothing
 // from what the scratch held before. Where it declines (u32 keys; strings but
-// on AVX-512 into a filter in the cache, or into cacheline512 past it where
-// the batch's check found them all 16 bytes long; u64 keys into parquet_sbbf
-// on AVX-512; on AVX2 a filter of either layout large enough to prefetch for,
-// on AVX-512 one of parquet_sbbf) it returns false and touches nothing. Present
+// on AVX-512 into a filter in the cache, or past it where the batch's check
+// found them all 16 bytes long; u64 keys into parquet_sbbf in the cache on
+// AVX-512; on AVX2 a filter of either layout large enough to prefetch for)
+// it returns false and touches nothing. Present
 // exactly where it was measured to pay (bloom_contains_avx2-inl.h,
 // bloom_contains_avx512-inl.h).
 TEST_F(SimdKernels, BloomContainsKeysMatchesHashThenContains) {
   const HashSpec specs[] = {HashSpec{}, HashSpec::redis(), {HashKind::Xxh64, 0x5eed}};
   // 2^14 blocks: 1 MiB of cacheline512, the first size the kernels prefetch
-  // for; 2^18: 16 MiB, the first they prefetch for in two levels.
+  // for; 2^18: 16 MiB, the first they prefetch for in two levels (parquet_sbbf:
+  // twice the blocks, the same sizes).
   const std::uint64_t block_counts[] = {1, 1000, std::uint64_t{1} << 14, std::uint64_t{1} << 18};
   constexpr std::uint8_t kUntouched = 0xA5;
   constexpr std::uint64_t kHitsBefore = 7;
@@ -286,25 +287,28 @@ TEST_F(SimdKernels, BloomContainsKeysMatchesHashThenContains) {
     const bool avx512 = (t->bit & (HWY_AVX3 | HWY_AVX3_DL)) != 0;
     any = true;
     for (BloomLayout layout : {BloomLayout::Cacheline512, BloomLayout::ParquetSbbf}) {
-      for (std::uint64_t nb : block_counts) {
+      for (std::uint64_t cacheline_nb : block_counts) {
+        // parquet_sbbf's 32-byte blocks: twice as many for the sizes the kernels prefetch for.
+        const bool sbbf = layout == BloomLayout::ParquetSbbf;
+        const std::uint64_t nb = sbbf && cacheline_nb > 1000 ? 2 * cacheline_nb : cacheline_nb;
         for (std::uint32_t k = 1; k <= layout::kMaxCachelineK; ++k) {
           const std::uint32_t kk = layout == BloomLayout::Cacheline512 ? k : layout::kSbbfK;
           if (layout == BloomLayout::ParquetSbbf && k != 1) continue;
           const bool every_length = nb == 1000 && (kk == 1 || kk == 6 || kk == 8 || kk == 9 || kk == 16);
           // The fused loops' steps differ by k as the in-cache ones do: at 16 MiB two k suffice.
-          const bool two_level = nb == (std::uint64_t{1} << 18);
-          if (two_level && kk != 6 && kk != 16) continue;
+          const bool two_level = cacheline_nb == (std::uint64_t{1} << 18);
+          if (two_level && !sbbf && kk != 6 && kk != 16) continue;
           Filter f(nb, kk, layout);
           const std::size_t bytes = nb * layout::block_bytes(layout);
           const bool in_cache = bytes < (std::size_t{1} << 20);  // either layout
           for (ContainsKeys keys : kContainsKeys) {
             const KeyKind kind = keys.kind;
             const bool is_u = kind == KeyKind::U64 || kind == KeyKind::U32;
-            // AVX-512 hashes, then tests u64 keys into parquet_sbbf (bloom_contains_avx512-inl.h); into a filter
-            // it prefetches for, it takes u64 keys and a batch of 16-byte strings into cacheline512 only.
-            const bool can_take =
-                in_cache ? (kind == KeyKind::U64 && !(avx512 && layout == BloomLayout::ParquetSbbf)) || (!is_u && avx512)
-                         : avx512 && layout == BloomLayout::Cacheline512 && (kind == KeyKind::U64 || !is_u);
+            // AVX-512 hashes, then tests u64 keys into parquet_sbbf in the cache (bloom_contains_avx512-inl.h);
+            // into a filter it prefetches for, it takes u64 keys and a batch of 16-byte strings, either layout.
+            const bool can_take = in_cache ? (kind == KeyKind::U64 && !(avx512 && layout == BloomLayout::ParquetSbbf)) ||
+                                                 (!is_u && avx512)
+                                           : avx512 && (kind == KeyKind::U64 || !is_u);
             for (const HashSpec& spec : specs) {
               if (two_level && spec == specs[2]) continue;  // both hashes, once each
               // Past the cache, only strings all 16 bytes long can be taken at every length.
