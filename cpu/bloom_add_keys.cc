@@ -110,21 +110,43 @@ HWY_NOINLINE void add_hashing(const detail::BloomRef& f, const std::uint64_t* ke
 // strings, whose pipeline (hash_width16_pipelined_as) runs in the same body
 // (a helper taking either pipeline compiled the u64 loop otherwise). Against
 // hashed, then added, 16-byte strings: 1 GiB 1.12-1.13, 32 MiB 1.24-1.26, 4
-// MiB 1.18-1.20 (docs/PERF-NOTES.md, "Hashing in the loop for filters past
-// the cache").
-template <class Hash, std::uint32_t kK>
+// MiB 1.18-1.20. kLayout: parquet_sbbf (kK = 8) sets each key's words as
+// add_loop does, the cacheline512 steps discarded at compile time: u64 keys
+// 1 GiB 1.12-1.17, 32 MiB 1.14, 4 MiB 1.20-1.23; 16-byte strings 1.16-1.24,
+// 1.20-1.28, 1.23-1.30 (docs/PERF-NOTES.md, "Hashing in the loop for filters
+// past the cache").
+template <class Hash, std::uint32_t kK, BloomLayout kLayout = BloomLayout::Cacheline512>
 HWY_NOINLINE void add_hashing_prefetched(const detail::BloomRef& f, const typename Hash::Key* keys,
                                          std::size_t count, HashSpec spec, std::uint64_t* scratch) {
   static_assert(detail::kBloomPrefetchKeysAhead % kAddGroup == 0 && detail::kBloomNearPrefetchKeysAhead % kAddGroup == 0,
                 "the steps add whole steps, from the first: the lead must be whole steps");
   char* const words = reinterpret_cast<char*>(f.words);
-  const __m512i num_blocks = broadcast_block_count(f.num_blocks);
+  [[maybe_unused]] const __m512i num_blocks = broadcast_block_count(f.num_blocks);
   const BlockPrefetch d = block_prefetch(f);
   // Keys between a key's hashing and its add: whole steps, as the pipeline stores them.
   const std::size_t lead = d.farthest();
   const std::size_t to_l1 = d.l2 != 0 ? d.l2 - d.l1 : 0;  // keys from the prefetch into L2 to that into L1
-  AddGroupOffsets<kK> offsets[2];  // by step parity: one step's offsets are buffered a step ahead of its add
+  // By step parity: one step's offsets are buffered a step ahead of its add (cacheline512).
+  [[maybe_unused]] AddGroupOffsets<kK> offsets[2];
   const auto step = [&](std::uint64_t* hashes, std::size_t first, std::size_t) {
+    if constexpr (kLayout == BloomLayout::ParquetSbbf) {
+      // parquet_sbbf: each key's eight words set as add_loop sets them, beside its prefetches.
+      for (std::size_t l = 0; l < kAddGroup; ++l) {
+        if (d.l2 != 0) {
+          prefetch_block_to_l2(f, hashes[first + l]);
+          if (first >= to_l1) prefetch_block<true>(f, hashes[first - to_l1 + l]);
+        } else {
+          prefetch_block<true>(f, hashes[first + l]);
+        }
+        if (first >= lead) {
+          const std::uint64_t h = hashes[first - lead + l];
+          std::uint32_t* block = f.words + layout::block_index(h, f.num_blocks) * layout::kSbbfWords;
+          asm("" : "+r"(block));  // one register for the block's address
+          sbbf_set(block, h);
+        }
+      }
+      return;
+    }
     if (first + kAddGroup >= lead) {
       const std::size_t next = first + kAddGroup - lead;
       add_group_offsets<kK, false>(hashes + next, num_blocks, offsets[(next / kAddGroup) & 1]);
@@ -157,8 +179,7 @@ HWY_NOINLINE void add_hashing_prefetched(const detail::BloomRef& f, const typena
   // far as the steps reached (into L2 up to `hashed`, into L1 up to hashed -
   // to_l1), and the add loop goes on from there.
   const std::size_t added = hashed > lead ? hashed - lead : 0;
-  add_loop<true, BloomLayout::Cacheline512, kK, false>(f, scratch + added, count - added,
-                                                      detail::BloomLookahead{hashed - added, 0});
+  add_loop<true, kLayout, kK, false>(f, scratch + added, count - added, detail::BloomLookahead{hashed - added, 0});
 }
 
 // The same loop for strings all 16 bytes long, back to back from p: the
@@ -292,15 +313,29 @@ bool bloom_add_keys(const detail::BloomRef& f, const detail::KeyBatch& keys, std
   // Every cacheline512 filter in the cache takes these loops, its masks from
   // kCachelineBit or from shifts as masks_from_table (the CPU's vendor) says:
   // with either, hashing and adding in one loop was measured alike or faster.
-  // One that misses the cache takes add_hashing_prefetched for u64 keys and
-  // a batch of 16-byte strings; other strings into it are hashed, then added
-  // (not measured in such a loop).
-  if (f.layout != BloomLayout::Cacheline512 || (keys.kind != detail::KeyKind::U64 && !strings)) return false;
+  // One that misses the cache, of either layout, takes add_hashing_prefetched
+  // for u64 keys and a batch of 16-byte strings; other strings into it are
+  // hashed, then added (not measured in such a loop), as is every key into a
+  // parquet_sbbf filter in the cache.
+  if (keys.kind != detail::KeyKind::U64 && !strings) return false;
   if (prefetch_distance(f) != 0) {
     if (strings && !is_string16_batch(keys)) return false;
     if (count == 0) return true;
     using Ks = std::make_integer_sequence<std::uint32_t, layout::kMaxCachelineK>;
     const bool xxh = spec.kind == HashKind::Xxh64;
+    if (f.layout == BloomLayout::ParquetSbbf) {
+      constexpr std::uint32_t kK = layout::kSbbfK;
+      constexpr BloomLayout kSbbf = BloomLayout::ParquetSbbf;
+      if (strings) {
+        (xxh ? &add_hashing_prefetched<String16Pipeline<true>, kK, kSbbf>
+             : &add_hashing_prefetched<String16Pipeline<false>, kK, kSbbf>)(f, string_start(keys, begin), count, spec,
+                                                                            scratch);
+      } else {
+        (xxh ? &add_hashing_prefetched<Xxh64U64, kK, kSbbf> : &add_hashing_prefetched<Murmur64AU64, kK, kSbbf>)(
+            f, static_cast<const std::uint64_t*>(keys.keys) + begin, count, spec, scratch);
+      }
+      return true;
+    }
     if (strings) {
       static constexpr auto kXxhLoops = add_hashing_prefetched_loops<String16Pipeline<true>>(Ks());
       static constexpr auto kMurmurLoops = add_hashing_prefetched_loops<String16Pipeline<false>>(Ks());
@@ -313,6 +348,7 @@ bool bloom_add_keys(const detail::BloomRef& f, const detail::KeyBatch& keys, std
     (xxh ? kXxhLoops : kMurmurLoops)[f.k - 1](f, k, count, spec, scratch);
     return true;
   }
+  if (f.layout != BloomLayout::Cacheline512) return false;
   if (count == 0) return true;
   if (masks_from_table(f)) {
     add_keys<true>(f, keys, begin, count, spec, scratch);

@@ -417,12 +417,12 @@ TEST_F(SimdKernels, BloomContainsKeysDeclinesOtherKeyKinds) {
 // 6, 8, 9, 16 at 1000 blocks, every count of lengths(); both hashes and a
 // seed; u64 keys and strings (16 bytes each, 8 each, and a mix: the strings
 // of a call all 16 bytes long take the fused loop, others are hashed, then
-// added); u64 keys and a batch of 16-byte strings into a filter large enough
-// to prefetch for, kPrefetchedLengths; keys from begin = n % 3; scratch
-// random before. Where it declines (u32 and pre-hashed keys; parquet_sbbf;
-// other strings into a filter large enough to prefetch for, those of 16 bytes
-// that the batch's check did not mark included) it returns false and touches
-// nothing. Present
+// added); u64 keys and a batch of 16-byte strings into a filter of either
+// layout large enough to prefetch for, kPrefetchedLengths; keys from begin =
+// n % 3; scratch random before. Where it declines (u32 and pre-hashed keys; parquet_sbbf in the
+// cache; other strings into a filter large enough to prefetch for, those of
+// 16 bytes that the batch's check did not mark included) it returns false and
+// touches nothing. Present
 // exactly where it was measured to pay: AVX-512, with either mask source
 // (cpu/bloom_add-inl.h); each AVX-512 target runs with both.
 TEST_F(SimdKernels, BloomAddKeysMatchesHashThenAdd) {
@@ -453,24 +453,28 @@ TEST_F(SimdKernels, BloomAddKeysMatchesHashThenAdd) {
     any = true;
     const bool table = cpu::avx512_add_masks() == cpu::AddMasks::kBitTable;
     for (BloomLayout layout : {BloomLayout::Cacheline512, BloomLayout::ParquetSbbf}) {
-      for (std::uint64_t nb : block_counts) {
+      for (std::uint64_t cacheline_nb : block_counts) {
+        // parquet_sbbf's 32-byte blocks: twice as many for the sizes the kernels prefetch for.
+        const bool sbbf = layout == BloomLayout::ParquetSbbf;
+        const std::uint64_t nb = sbbf && cacheline_nb > 1000 ? 2 * cacheline_nb : cacheline_nb;
         for (std::uint32_t k = 1; k <= layout::kMaxCachelineK; ++k) {
           const std::uint32_t kk = layout == BloomLayout::Cacheline512 ? k : layout::kSbbfK;
           if (layout == BloomLayout::ParquetSbbf && k != 1) continue;
           const std::size_t bytes = nb * layout::block_bytes(layout);
           const bool large = bytes >= (std::size_t{1} << 20);  // the kernels prefetch for it
-          const bool two_level = nb == (std::uint64_t{1} << 18);
+          const bool two_level = cacheline_nb == (std::uint64_t{1} << 18);
           if (large && layout == BloomLayout::Cacheline512) {
             // Its loop takes no table masks (masks_from_table): one mask source suffices; at 16 MiB, two k.
             if (table || (kk != 1 && kk != 6 && kk != 9 && kk != 16)) continue;
             if (two_level && kk != 6 && kk != 16) continue;
           }
+          if (large && sbbf && table) continue;  // no masks at all: one mask source suffices
           const bool every_length = nb == 1000 && (kk == 1 || kk == 6 || kk == 8 || kk == 9 || kk == 16);
           Filter want(nb, kk, layout), got(nb, kk, layout);
           for (const auto& [kind, string_len, fixed] : kinds) {
             const bool strings = string_len != 0;
             // Past the cache: u64 keys, and strings whose batch's check found them all 16 bytes long.
-            const bool can_take = layout == BloomLayout::Cacheline512 && (kind == KeyKind::U64 || strings);
+            const bool can_take = (layout == BloomLayout::Cacheline512 || large) && (kind == KeyKind::U64 || strings);
             const bool long_lengths =
                 large && can_take && (!strings || (string_len == 16 && fixed == StringColumn::Fixed::All));
             // Declined at any k: one k suffices.
