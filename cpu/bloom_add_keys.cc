@@ -107,8 +107,8 @@ HWY_NOINLINE void add_hashing(const detail::BloomRef& f, const std::uint64_t* ke
 // together before its eight keys' bits, the loop lost (1 GiB 126.0 -> 109.4)
 // (docs/PERF-NOTES.md, "Hashing in the loop for filters past the cache").
 // Hash: the u64 keys' hash, or String16Pipeline for a batch of 16-byte
-// strings, whose pipeline (hash_width16_pipelined_as) runs in the same body
-// (a helper taking either pipeline compiled the u64 loop otherwise). Against
+// strings, its pipeline picked by `if constexpr` here as in
+// contains_hashing_prefetched (which says why not in a helper). Against
 // hashed, then added, 16-byte strings: 1 GiB 1.12-1.13, 32 MiB 1.24-1.26, 4
 // MiB 1.18-1.20. kLayout: parquet_sbbf (kK = 8) sets each key's words as
 // add_loop does, the cacheline512 steps discarded at compile time: u64 keys
@@ -129,29 +129,14 @@ HWY_NOINLINE void add_hashing_prefetched(const detail::BloomRef& f, const typena
   // By step parity: one step's offsets are buffered a step ahead of its add (cacheline512).
   [[maybe_unused]] AddGroupOffsets<kK> offsets[2];
   const auto step = [&](std::uint64_t* hashes, std::size_t first, std::size_t) {
-    if constexpr (kLayout == BloomLayout::ParquetSbbf) {
-      // parquet_sbbf: each key's eight words set as add_loop sets them, beside its prefetches.
-      for (std::size_t l = 0; l < kAddGroup; ++l) {
-        if (d.l2 != 0) {
-          prefetch_block_to_l2(f, hashes[first + l]);
-          if (first >= to_l1) prefetch_block<true>(f, hashes[first - to_l1 + l]);
-        } else {
-          prefetch_block<true>(f, hashes[first + l]);
-        }
-        if (first >= lead) {
-          const std::uint64_t h = hashes[first - lead + l];
-          std::uint32_t* block = f.words + layout::block_index(h, f.num_blocks) * layout::kSbbfWords;
-          asm("" : "+r"(block));  // one register for the block's address
-          sbbf_set(block, h);
-        }
+    [[maybe_unused]] const AddGroupOffsets<kK>* now = nullptr;  // cacheline512: this step's buffered offsets
+    if constexpr (kLayout == BloomLayout::Cacheline512) {
+      if (first + kAddGroup >= lead) {
+        const std::size_t next = first + kAddGroup - lead;
+        add_group_offsets<kK, false>(hashes + next, num_blocks, offsets[(next / kAddGroup) & 1]);
       }
-      return;
+      now = first >= lead ? &offsets[((first - lead) / kAddGroup) & 1] : nullptr;
     }
-    if (first + kAddGroup >= lead) {
-      const std::size_t next = first + kAddGroup - lead;
-      add_group_offsets<kK, false>(hashes + next, num_blocks, offsets[(next / kAddGroup) & 1]);
-    }
-    const AddGroupOffsets<kK>* now = first >= lead ? &offsets[((first - lead) / kAddGroup) & 1] : nullptr;
     for (std::size_t l = 0; l < kAddGroup; ++l) {
       if (d.l2 != 0) {
         prefetch_block_to_l2(f, hashes[first + l]);
@@ -159,7 +144,15 @@ HWY_NOINLINE void add_hashing_prefetched(const detail::BloomRef& f, const typena
       } else {
         prefetch_block<true>(f, hashes[first + l]);
       }
-      if (now != nullptr) {
+      if constexpr (kLayout == BloomLayout::ParquetSbbf) {
+        // Each key's eight words set as add_loop sets them.
+        if (first >= lead) {
+          const std::uint64_t h = hashes[first - lead + l];
+          std::uint32_t* block = f.words + layout::block_index(h, f.num_blocks) * layout::kSbbfWords;
+          asm("" : "+r"(block));  // one register for the block's address
+          sbbf_set(block, h);
+        }
+      } else if (now != nullptr) {
         char* block = words + now->block_bytes[l];
         asm("" : "+r"(block));  // one register for the block's address
         or_key_bits<kK, false>(block, now->positions + l * kBufferedProbes<kK>);
@@ -319,7 +312,7 @@ bool bloom_add_keys(const detail::BloomRef& f, const detail::KeyBatch& keys, std
   // parquet_sbbf filter in the cache.
   if (keys.kind != detail::KeyKind::U64 && !strings) return false;
   if (prefetch_distance(f) != 0) {
-    if (strings && !is_string16_batch(keys)) return false;
+    if (strings && !detail::is_string16_batch(keys)) return false;
     if (count == 0) return true;
     using Ks = std::make_integer_sequence<std::uint32_t, layout::kMaxCachelineK>;
     const bool xxh = spec.kind == HashKind::Xxh64;

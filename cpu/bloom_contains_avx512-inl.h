@@ -289,11 +289,12 @@ HWY_NOINLINE std::uint64_t contains_hashing(const detail::BloomRef& f,
 // 204.3 -> 248.8 and 192.5 -> 218.5, 4 MiB 252.0 -> 349.9 and 353.7 -> 500.5,
 // 1 MiB 385.4 -> 536.7 (docs/PERF-NOTES.md, "Hashing in the loop for filters
 // past the cache"). Hash: the u64 keys' hash, or String16Pipeline for a batch
-// of 16-byte strings (its pipeline, hash_width16_pipelined_as, in the same
-// body: as a helper taking either pipeline, the u64 loop compiled otherwise
-// and read 0.95-0.98 at 1 GiB in three runs of four); against hashed, then
-// tested, 16-byte strings: 1 GiB 1.10-1.11, 32 MiB 1.22-1.25, 4 MiB
-// 1.47-1.50. Into parquet_sbbf (Test: SbbfPairsTest) likewise, u64 keys:
+// of 16-byte strings, its pipeline (hash_width16_pipelined_as) picked by `if
+// constexpr` in this body, in each of the two loops (as a helper beside
+// them, or with this loop's body a helper taking the pipeline as a callable,
+// the u64 loop compiled otherwise; the second read 0.95-0.98 at 1 GiB in
+// three runs of four); against hashed, then tested, 16-byte strings: 1 GiB
+// 1.10-1.11, 32 MiB 1.22-1.25, 4 MiB 1.47-1.50. Into parquet_sbbf (Test: SbbfPairsTest) likewise, u64 keys:
 // 1 GiB 1.03-1.10, 32 MiB 1.20-1.23, 4 MiB 1.31-1.36; 16-byte strings
 // 1.16-1.17 / 1.30-1.32 / 1.44-1.45 (in the cache u64 keys into
 // parquet_sbbf are hashed, then tested: SbbfPairsTest's figures). Other
@@ -429,7 +430,7 @@ inline bool bloom_contains_keys(const detail::BloomRef& f, const detail::KeyBatc
       });
       return true;
     }
-    if (!is_string16_batch(keys)) return false;
+    if (!detail::is_string16_batch(keys)) return false;
     if (count == 0) return true;
     const std::uint8_t* p = string_start(keys, begin);
     *hits += with_fused_loop<true>(f, spec, out, [&](auto store, auto xxh, auto test) {

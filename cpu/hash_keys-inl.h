@@ -143,13 +143,8 @@ HWY_INLINE std::uint64_t window_width(const detail::KeyBatch& keys, const Offset
   return keys.fixed_width != 0 ? keys.fixed_width : uniform_width(offsets, count);
 }
 
-// Whether the batch's check found every string 16 bytes long
-// (KeyBatch::fixed_width): a batch-wide answer, so that a kernel that takes
-// such strings takes every chunk of the batch or none.
-HWY_INLINE bool is_string16_batch(const detail::KeyBatch& keys) {
-  return detail::has_offsets(keys.kind) && keys.fixed_width == 16;
-}
-// The first byte of string `begin` of such a batch (its strings lie back to back).
+// The first byte of string `begin` of a batch of 16-byte strings
+// (detail::is_string16_batch: they lie back to back).
 HWY_INLINE const std::uint8_t* string_start(const detail::KeyBatch& keys, std::size_t begin) {
   return keys.data + (keys.kind == detail::KeyKind::Offsets32 ? static_cast<const std::int32_t*>(keys.keys)[begin]
                                                               : static_cast<const std::int64_t*>(keys.keys)[begin]);

@@ -104,8 +104,7 @@ void for_each_worker_share(std::size_t n, unsigned workers, Fn&& fn) {
 // keys a call")
 inline constexpr std::size_t kFusedLoopChunk = 4 * kHashChunk;
 inline std::size_t fused_bloom_chunk(const KeyBatch& keys) {
-  const bool string16 = has_offsets(keys.kind) && keys.fixed_width == 16;
-  return keys.kind == KeyKind::U64 || string16 ? kFusedLoopChunk : kHashChunk;
+  return keys.kind == KeyKind::U64 || is_string16_batch(keys) ? kFusedLoopChunk : kHashChunk;
 }
 // for_each_key_chunk's largest chunk, and its scratch buffer's hashes.
 inline constexpr std::size_t kMaxKeyChunk = kFusedLoopChunk;

@@ -29,4 +29,9 @@ struct KeyBatch {
   bool offsets_on_device = false;
 };
 
+// Whether the batch's check found every string 16 bytes long (fixed_width):
+// a batch-wide answer, so that a kernel that takes such strings (the AVX-512
+// fused Bloom loops past the cache) takes every chunk of the batch or none.
+inline bool is_string16_batch(const KeyBatch& keys) { return has_offsets(keys.kind) && keys.fixed_width == 16; }
+
 }  // namespace probkit::detail
