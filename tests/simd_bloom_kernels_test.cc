@@ -268,9 +268,8 @@ const std::vector<std::size_t> kTwoLevelLengths = {0, 9, 95, 96, 97, 104, 200, 1
 // on AVX-512 into a filter in the cache, or past it where the batch's check
 // found them all 16 bytes long; u64 keys into parquet_sbbf in the cache on
 // AVX-512; on AVX2 a filter of either layout large enough to prefetch for)
-// it returns false and touches nothing. Present
-// exactly where it was measured to pay (bloom_contains_avx2-inl.h,
-// bloom_contains_avx512-inl.h).
+// it returns false and touches nothing. Present exactly where it was
+// measured to pay (bloom_contains_avx2-inl.h, bloom_contains_avx512-inl.h).
 TEST_F(SimdKernels, BloomContainsKeysMatchesHashThenContains) {
   const HashSpec specs[] = {HashSpec{}, HashSpec::redis(), {HashKind::Xxh64, 0x5eed}};
   // 2^14 blocks: 1 MiB of cacheline512, the first size the kernels prefetch
@@ -419,12 +418,12 @@ TEST_F(SimdKernels, BloomContainsKeysDeclinesOtherKeyKinds) {
 // of a call all 16 bytes long take the fused loop, others are hashed, then
 // added); u64 keys and a batch of 16-byte strings into a filter of either
 // layout large enough to prefetch for, kPrefetchedLengths; keys from begin =
-// n % 3; scratch random before. Where it declines (u32 and pre-hashed keys; parquet_sbbf in the
-// cache; other strings into a filter large enough to prefetch for, those of
-// 16 bytes that the batch's check did not mark included) it returns false and
-// touches nothing. Present
-// exactly where it was measured to pay: AVX-512, with either mask source
-// (cpu/bloom_add-inl.h); each AVX-512 target runs with both.
+// n % 3; scratch random before. Where it declines (u32 and pre-hashed keys;
+// parquet_sbbf in the cache; other strings into a filter large enough to
+// prefetch for, those of 16 bytes that the batch's check did not mark
+// included) it returns false and touches nothing. Present exactly where it
+// was measured to pay: AVX-512, with either mask source (cpu/bloom_add-inl.h);
+// each AVX-512 target runs with both.
 TEST_F(SimdKernels, BloomAddKeysMatchesHashThenAdd) {
   const HashSpec specs[] = {HashSpec{}, HashSpec::redis(), {HashKind::Xxh64, 0x5eed}};
   // 2^14 blocks: 1 MiB of cacheline512, the first size the kernels prefetch
