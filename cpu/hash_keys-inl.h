@@ -1,7 +1,7 @@
 // Per-target hash_keys: every key kind -> 64-bit hashes. Fixed-width keys use
-// hash-inl.h. Arrow-style string batches: on AVX-512 one string per 64-bit
-// lane, each lane walking its own string with gathers; elsewhere the
-// reference's loop. Batches of strings all 8 or all 16 bytes long take
+// hash-inl.h. Arrow-style string batches: on AVX-512 one string of up to 255
+// bytes per 64-bit lane, each lane walking its own string with gathers;
+// longer strings, and every string elsewhere, the reference's loop. Batches of strings all 8 or all 16 bytes long take
 // fixed-width paths everywhere: plain vector loads (AVX-512 and AVX2) or the
 // reference's hash with the width compiled in. Both XXH64 and MurmurHash64A.
 // tests/simd_hash_kernels_test.cc holds the results to the scalar reference for
@@ -43,10 +43,21 @@ inline constexpr bool kVectorStrings = true;
 inline constexpr bool kVectorStrings = false;
 #endif
 
-// Longer strings (32 bytes and up take XXH64's four-accumulator path) are
-// hashed by the scalar loop, lane by lane; a long lane would hold the others
-// back anyway. MurmurHash64A uses the same limit.
-inline constexpr std::uint64_t kVectorStringMax = 31;
+// Groups of eight strings whose every string is at most kShortStringMax
+// bytes long (XXH64's stripes start at 32) are hashed in vectors in the short
+// form, at most three whole 8-byte lanes and a tail each; groups whose every
+// string is at most kVectorStringMax long in the long form, with XXH64's
+// stripes of 32 bytes (MurmurHash64A: more 8-byte blocks) before them, each
+// lane gathering its own string's bytes. A group holding a longer string
+// takes the short form for its short strings and the scalar loop, lane by
+// lane, for the others: there the gathers, four a stripe, cost more than the
+// scalar loop, whose branches on the length are few against its bytes
+// (strings of 100-400 bytes, all lanes up to 255 in the long form: 0.80 of
+// the scalar loop's rate). URL-like strings of 25-72 bytes: 2.4x the rate of
+// the short form with the scalar loop (docs/PERF-NOTES.md, "Strings of up to
+// 255 bytes in vectors").
+inline constexpr std::uint64_t kShortStringMax = 31;
+inline constexpr std::uint64_t kVectorStringMax = 255;
 
 template <class Offset>
 HWY_INLINE V64 load_offsets(const Offset* p) {
@@ -68,46 +79,95 @@ HWY_INLINE V64 gather8(const std::uint8_t* data, hn::Mask<D64> active, V64 offse
   return hn::GatherOffset(d, reinterpret_cast<const std::uint64_t*>(data), hn::BitCast(di, at));
 }
 
-// The hash of the string at data[lo, lo + len) per lane, for lanes with
-// len <= kVectorStringMax; other lanes' results are garbage for the caller to
-// replace.
-template <bool kXxh>
-HWY_INLINE V64 hash_short_strings(const std::uint8_t* data, std::size_t data_size, V64 lo, V64 len,
-                                  HashSpec spec) {
+// XXH64's round of one stripe lane: rotl(acc + lane * P2, 31) * P1.
+HWY_INLINE V64 xxh64_round(V64 acc, V64 lane) {
+  return Lane8Steps<true>::mix1(hn::Add(acc, Lane8Steps<true>::mix0(lane)));
+}
+// XXH64's merge of the four stripe accumulators (layout::xxh64_merge_lanes).
+HWY_INLINE V64 xxh64_merge_lanes(V64 v1, V64 v2, V64 v3, V64 v4) {
   const D64 d;
-  const auto is_short = hn::Lt(len, hn::Set(d, kVectorStringMax + 1));
-  V64 h = kXxh ? hn::Add(hn::Set(d, spec.seed + layout::kXxhPrime5), len)
-               : hn::Xor(hn::Set(d, spec.seed), mul64(len, layout::kMurmurM));
-  // Whole 8-byte lanes: at most three for a short string.
-  const V64 whole = hn::And(len, hn::Set(d, ~std::uint64_t{7}));
-  for (std::uint64_t c = 0; c < kVectorStringMax; c += 8) {
-    const auto active = hn::And(is_short, hn::Lt(hn::Set(d, c), whole));
+  const auto merge_round = [&](V64 h, V64 v) {
+    const V64 k = Lane8Steps<true>::mix1(Lane8Steps<true>::mix0(v));  // round(0, v)
+    return hn::Add(mul64(hn::Xor(h, k), layout::kXxhPrime1), hn::Set(d, layout::kXxhPrime4));
+  };
+  const V64 h = hn::Add(hn::Add(rotl64<1>(v1), rotl64<7>(v2)), hn::Add(rotl64<12>(v3), rotl64<18>(v4)));
+  return merge_round(merge_round(merge_round(merge_round(h, v1), v2), v3), v4);
+}
+
+// The hash of the string at data[lo, lo + len) per lane, for lanes with
+// len <= kMax (kShortStringMax or kVectorStringMax: the short or the long
+// form); other lanes' results are garbage for the caller to replace. Each
+// lane gathers its own string's bytes; a loop runs for as long as its
+// longest lane needs, the others masked.
+template <bool kXxh, std::uint64_t kMax>
+HWY_INLINE V64 hash_vector_strings(const std::uint8_t* data, std::size_t data_size, V64 lo, V64 len,
+                                   HashSpec spec) {
+  const D64 d;
+  const auto in_vector = hn::Lt(len, hn::Set(d, kMax + 1));
+  V64 h;
+  V64 at = lo;     // the lanes' bytes after XXH64's stripes
+  V64 rest = len;  // and how many
+  if constexpr (kXxh && kMax >= 32) {
+    // Stripes of 32 bytes into four accumulators, while 32 bytes remain.
+    const V64 stripes = hn::IfThenElseZero(in_vector, hn::ShiftRight<5>(len));
+    h = hn::Set(d, spec.seed + layout::kXxhPrime5);
+    const auto striped = hn::Gt(stripes, hn::Zero(d));
+    if (!hn::AllFalse(d, striped)) {
+      V64 v1 = hn::Set(d, spec.seed + layout::kXxhPrime1 + layout::kXxhPrime2);
+      V64 v2 = hn::Set(d, spec.seed + layout::kXxhPrime2);
+      V64 v3 = hn::Set(d, spec.seed);
+      V64 v4 = hn::Set(d, spec.seed - layout::kXxhPrime1);
+      for (std::uint64_t s = 0;; ++s) {
+        const auto active = hn::Lt(hn::Set(d, s), stripes);
+        if (hn::AllFalse(d, active)) break;
+        const V64 base = hn::Add(lo, hn::Set(d, 32 * s));
+        v1 = hn::IfThenElse(active, xxh64_round(v1, gather8(data, active, base)), v1);
+        v2 = hn::IfThenElse(active, xxh64_round(v2, gather8(data, active, hn::Add(base, hn::Set(d, 8)))), v2);
+        v3 = hn::IfThenElse(active, xxh64_round(v3, gather8(data, active, hn::Add(base, hn::Set(d, 16)))), v3);
+        v4 = hn::IfThenElse(active, xxh64_round(v4, gather8(data, active, hn::Add(base, hn::Set(d, 24)))), v4);
+      }
+      h = hn::IfThenElse(striped, xxh64_merge_lanes(v1, v2, v3, v4), h);
+      const V64 bytes = hn::ShiftLeft<5>(stripes);
+      at = hn::Add(lo, bytes);
+      rest = hn::Sub(len, bytes);
+    }
+    h = hn::Add(h, len);
+  } else if constexpr (kXxh) {
+    h = hn::Add(hn::Set(d, spec.seed + layout::kXxhPrime5), len);
+  } else {
+    h = hn::Xor(hn::Set(d, spec.seed), mul64(len, layout::kMurmurM));
+  }
+  // Whole 8-byte lanes: after XXH64's stripes at most three.
+  const V64 whole = hn::And(rest, hn::Set(d, ~std::uint64_t{7}));
+  constexpr std::uint64_t kWholeMax = kXxh ? kShortStringMax : kMax;
+  for (std::uint64_t c = 0; c < kWholeMax; c += 8) {
+    const auto active = hn::And(in_vector, hn::Lt(hn::Set(d, c), whole));
     if (hn::AllFalse(d, active)) break;
-    const V64 lane = gather8(data, active, hn::Add(lo, hn::Set(d, c)));
+    const V64 lane = gather8(data, active, hn::Add(at, hn::Set(d, c)));
     h = hn::IfThenElse(active, Lane8Steps<kXxh>::lane(h, lane), h);
   }
   // The last len % 8 bytes: one 8-byte window ending no later than the data's
   // end, shifted down so that its first byte is the tail's first.
-  const V64 rest = hn::And(len, hn::Set(d, 7));
-  const auto has_rest = hn::And(is_short, hn::Ne(rest, hn::Zero(d)));
+  const V64 tail_bytes = hn::And(len, hn::Set(d, 7));
+  const auto has_rest = hn::And(in_vector, hn::Ne(tail_bytes, hn::Zero(d)));
   if (!hn::AllFalse(d, has_rest)) {
-    const V64 at = hn::Add(lo, whole);
-    const V64 start = hn::Min(at, hn::Set(d, static_cast<std::uint64_t>(data_size - 8)));
-    V64 tail = hn::Shr(gather8(data, has_rest, start), hn::ShiftLeft<3>(hn::Sub(at, start)));
+    const V64 tail_at = hn::Add(at, whole);
+    const V64 start = hn::Min(tail_at, hn::Set(d, static_cast<std::uint64_t>(data_size - 8)));
+    V64 tail = hn::Shr(gather8(data, has_rest, start), hn::ShiftLeft<3>(hn::Sub(tail_at, start)));
     if constexpr (kXxh) {
-      const auto has4 = hn::And(has_rest, hn::Gt(rest, hn::Set(d, 3)));
+      const auto has4 = hn::And(has_rest, hn::Gt(tail_bytes, hn::Set(d, 3)));
       const V64 word4 = hn::And(tail, hn::Set(d, std::uint64_t{0xFFFFFFFF}));
       h = hn::IfThenElse(has4, xxh64_tail4(h, word4), h);
       tail = hn::IfThenElse(has4, hn::ShiftRight<32>(tail), tail);
-      const V64 bytes = hn::IfThenElse(has4, hn::Sub(rest, hn::Set(d, 4)), rest);
+      const V64 bytes = hn::IfThenElse(has4, hn::Sub(tail_bytes, hn::Set(d, 4)), tail_bytes);
       for (std::uint64_t j = 0; j < 3; ++j) {
         const auto more = hn::And(has_rest, hn::Lt(hn::Set(d, j), bytes));
         h = hn::IfThenElse(more, xxh64_tail1(h, hn::And(tail, hn::Set(d, std::uint64_t{0xFF}))), h);
         tail = hn::ShiftRight<8>(tail);
       }
     } else {
-      // rest in 1..7: the mask below keeps its 8 * rest low bits.
-      const V64 keep = hn::Sub(hn::Shl(hn::Set(d, std::uint64_t{1}), hn::ShiftLeft<3>(rest)),
+      // tail_bytes in 1..7: the mask below keeps its 8 * tail_bytes low bits.
+      const V64 keep = hn::Sub(hn::Shl(hn::Set(d, std::uint64_t{1}), hn::ShiftLeft<3>(tail_bytes)),
                                hn::Set(d, std::uint64_t{1}));
       h = hn::IfThenElse(has_rest, mul64(hn::Xor(h, hn::And(tail, keep)), layout::kMurmurM), h);
     }
@@ -440,16 +500,33 @@ void hash_strings(const detail::KeyBatch& keys, std::size_t begin, std::size_t c
       prefetch_stream(offsets + i);
       const V64 lo = load_offsets(offsets + i);
       const V64 len = hn::Sub(load_offsets(offsets + i + 1), lo);
-      prefetch_stream(data + hn::GetLane(lo));  // string bytes: two lines per group of 8x16
-      prefetch_stream(data + hn::GetLane(lo), 64);  // data + lo + 64 may be past the end
+      // The group's bytes, kStreamAheadBytes ahead: its first four lines (all
+      // of a group of short strings), and while it spans more, up to 1 KiB
+      // (longer strings take the scalar loop, whose pace the hardware
+      // prefetcher keeps). With two lines a group, enough for 16-byte
+      // strings, the long form waited on DRAM (strings of 25-72 bytes: 44
+      // against 95 M keys/s).
+      const std::uint8_t* group = data + hn::GetLane(lo);
+      for (std::uint64_t b = 0; b < 256; b += 64) prefetch_stream(group, b);
+      const auto span = static_cast<std::uint64_t>(offsets[i + n]) - hn::GetLane(lo);
+      for (std::uint64_t b = 256; b < span && b < 1024; b += 64) prefetch_stream(group, b);
       if (hash_fixed_width_group(data, lo, len, spec, out + i)) continue;
-      const V64 h = xxh ? hash_short_strings<true>(data, keys.data_size, lo, len, spec)
-                        : hash_short_strings<false>(data, keys.data_size, lo, len, spec);
+      const bool short_form = hn::AllTrue(d, hn::Lt(len, hn::Set(d, kShortStringMax + 1)));
+      const bool long_form = !short_form && hn::AllTrue(d, hn::Lt(len, hn::Set(d, kVectorStringMax + 1)));
+      const std::size_t size = keys.data_size;
+      V64 h;
+      if (long_form) {
+        h = xxh ? hash_vector_strings<true, kVectorStringMax>(data, size, lo, len, spec)
+                : hash_vector_strings<false, kVectorStringMax>(data, size, lo, len, spec);
+      } else {
+        h = xxh ? hash_vector_strings<true, kShortStringMax>(data, size, lo, len, spec)
+                : hash_vector_strings<false, kShortStringMax>(data, size, lo, len, spec);
+      }
       hn::StoreU(h, d, out + i);
-      if (HWY_UNLIKELY(!hn::AllTrue(d, hn::Lt(len, hn::Set(d, kVectorStringMax + 1))))) {
+      if (HWY_UNLIKELY(!short_form && !long_form)) {
         hn::Store(len, d, len_of);
         for (std::size_t l = 0; l < n; ++l) {
-          if (len_of[l] <= kVectorStringMax) continue;
+          if (len_of[l] <= kShortStringMax) continue;
           const auto at = static_cast<std::size_t>(offsets[i + l]);
           out[i + l] = layout::hash_bytes(spec, data + at, static_cast<std::size_t>(len_of[l]));
         }

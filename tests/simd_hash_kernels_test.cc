@@ -89,14 +89,19 @@ void for_each_string_case(const SimdTarget* t, const std::vector<StringColumn>& 
 
 // Strings are hashed in vector lanes whose 8-byte reads must stay inside the
 // data: every length 0..300 (short ones in every lane position, long ones
-// mixed in), data of 0..20 bytes, every start and count of a sub-batch.
+// mixed in), data of 0..20 bytes, every start and count of a sub-batch. On
+// AVX-512 groups of strings up to 31 bytes take the short form, up to 255 the
+// long one (XXH64's stripes), and groups with a longer string the short form
+// and the scalar loop: lengths up to 40, 63, 64, 100 and 255 give groups of
+// the long form with one to seven stripes and every tail, 256 and 300 mixed
+// groups.
 TEST_F(SimdKernels, HashStringsMatchScalar) {
   const HashSpec specs[] = {HashSpec{},
                             HashSpec::redis(),
                             {HashKind::Xxh64, 0x9e3779b97f4a7c15ULL},
                             {HashKind::Murmur64A, 0}};
   std::vector<StringColumn> columns;
-  for (std::size_t max_len : {0, 1, 3, 7, 8, 9, 15, 16, 17, 31, 32, 40, 300}) {
+  for (std::size_t max_len : {0, 1, 3, 7, 8, 9, 15, 16, 17, 31, 32, 40, 63, 64, 100, 255, 256, 300}) {
     columns.emplace_back(rng_, 203, max_len, max_len % 5);
   }
   for (std::size_t n = 0; n <= 20; ++n) columns.emplace_back(rng_, n, n % 9, 0);  // tiny data
@@ -338,7 +343,7 @@ class GuardedBytes {
 
 TEST_F(SimdKernels, HashStringsReadNothingPastTheData) {
   using Fixed = StringColumn::Fixed;
-  for (std::size_t max_len : {1, 7, 8, 9, 16, 31}) {
+  for (std::size_t max_len : {1, 7, 8, 9, 16, 31, 40, 100, 255}) {
     for (std::size_t n : {1, 7, 8, 9, 64}) {
       for (Fixed fixed : {Fixed::No, Fixed::Mostly, Fixed::All}) {
         // 8- and 16-byte keys take the fixed-width paths, the others none.
