@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <map>
+#include <string_view>
 #include <memory>
 #include <thread>
 
@@ -52,6 +53,7 @@ const char* to_string(KeyType t) {
     case KeyType::U64: return "u64";
     case KeyType::Str16: return "str16";
     case KeyType::Str8: return "str8";
+    case KeyType::Url: return "url";
     case KeyType::Prehashed: return "prehashed";
   }
   return "?";
@@ -61,6 +63,7 @@ double key_bytes(KeyType t) {
   switch (t) {
     case KeyType::Str16: return 16.0 + 4.0;
     case KeyType::Str8: return 8.0 + 4.0;
+    case KeyType::Url: return 59.5 + 4.0;  // 25.5 + 13 + 21 data bytes on average (key_url)
     default: return 8.0;
   }
 }
@@ -79,6 +82,23 @@ void key_str16(std::uint64_t i, std::uint8_t out[16]) {
   std::memcpy(out + 8, &b, 8);
 }
 
+void key_url(std::uint64_t i, std::vector<std::uint8_t>& out) {
+  static constexpr std::string_view kHosts[] = {"https://www.example.com/", "https://news.site.org/articles/",
+                                                "http://shop.io/p/", "https://en.wikipedia.org/wiki/"};
+  static constexpr std::string_view kDigits = "0123456789abcdefghijklmnopqrstuvwxyz";
+  const std::uint64_t u = key_u64(i);
+  std::uint64_t more = key_u64(i ^ 0x3333333333333333ULL);
+  const std::string_view host = kHosts[more % 4];
+  out.insert(out.end(), host.begin(), host.end());
+  std::uint64_t v = u;
+  for (int d = 0; d < 13; ++d, v /= 36) out.push_back(static_cast<std::uint8_t>(kDigits[v % 36]));
+  const std::uint64_t extra = (more >> 2) % 43;
+  for (std::uint64_t j = 0; j < extra; ++j) {
+    if (j % 8 == 0) more = key_u64(more);
+    out.push_back(static_cast<std::uint8_t>(kDigits[(more >> (8 * (j % 8))) % 36]));
+  }
+}
+
 Keys KeyPool::batch(std::size_t first, std::size_t count) const {
   switch (type_) {
     case KeyType::U64:
@@ -87,6 +107,7 @@ Keys KeyPool::batch(std::size_t first, std::size_t count) const {
       return Keys(Prehashed{std::span<const std::uint64_t>(u64_.data() + first, count)});
     case KeyType::Str16:
     case KeyType::Str8:
+    case KeyType::Url:
       return Keys(StringBatch<std::int32_t>{
           std::span<const std::int32_t>(offsets_.data() + first, count + 1),
           std::span<const std::uint8_t>(data_)});

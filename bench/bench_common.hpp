@@ -42,9 +42,12 @@ unsigned all_threads();
 // {1, all_threads()}, or {1} on a one-core machine.
 std::vector<unsigned> thread_counts();
 
-enum class KeyType { U64, Str16, Str8, Prehashed };
+// Url: URL-like strings of 30 to 86 bytes (key_url), the keys of "is this URL
+// already crawled?".
+enum class KeyType { U64, Str16, Str8, Url, Prehashed };
 const char* to_string(KeyType t);
-// Bytes of key column per key (strings: 16 or 8 data bytes + one int32 offset).
+// Bytes of key column per key (strings: 16 or 8 data bytes, 59.5 on average
+// for URLs, + one int32 offset).
 double key_bytes(KeyType t);
 
 // Key i of the synthetic key space: a bijective scramble of i, so distinct i
@@ -52,6 +55,10 @@ double key_bytes(KeyType t);
 // strings are the bytes of the u64 key.
 std::uint64_t key_u64(std::uint64_t i);
 void key_str16(std::uint64_t i, std::uint8_t out[16]);
+// Appends key i as a URL-like string: one of four schemes and hosts (17 to
+// 31 bytes), the u64 key in base 36 (13 bytes: distinct keys give distinct
+// strings) and 0 to 42 more path bytes, a length drawn from the key.
+void key_url(std::uint64_t i, std::vector<std::uint8_t>& out);
 
 // A column of keys of one type with its Arrow-style offsets (strings), cut
 // into batches that the benchmarks cycle through.
@@ -75,6 +82,14 @@ class KeyPool {
         offsets_[j] = static_cast<std::int32_t>(width * j);
       }
       offsets_[n] = static_cast<std::int32_t>(width * n);
+    } else if (type == KeyType::Url) {
+      data_.reserve(static_cast<std::size_t>(static_cast<double>(n) * (key_bytes(type) - 4)));
+      offsets_.resize(n + 1);
+      offsets_[0] = 0;
+      for (std::size_t j = 0; j < n; ++j) {
+        key_url(index_of(j), data_);
+        offsets_[j + 1] = static_cast<std::int32_t>(data_.size());
+      }
     } else {
       // Pre-hashed keys are the XXH64 hashes of the u64 keys, so a pre-hashed
       // query of a loaded filter finds what the u64 query would.
