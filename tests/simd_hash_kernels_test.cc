@@ -94,7 +94,7 @@ void for_each_string_case(const SimdTarget* t, const std::vector<StringColumn>& 
 // long one (XXH64's stripes), and groups with a longer string the short form
 // and the scalar loop: lengths up to 40, 63, 64, 100 and 255 give groups of
 // the long form with one to seven stripes and every tail, 256 and 300 mixed
-// groups.
+// groups, and a column of lengths at the bounds both.
 TEST_F(SimdKernels, HashStringsMatchScalar) {
   const HashSpec specs[] = {HashSpec{},
                             HashSpec::redis(),
@@ -104,6 +104,10 @@ TEST_F(SimdKernels, HashStringsMatchScalar) {
   for (std::size_t max_len : {0, 1, 3, 7, 8, 9, 15, 16, 17, 31, 32, 40, 63, 64, 100, 255, 256, 300}) {
     columns.emplace_back(rng_, 203, max_len, max_len % 5);
   }
+  // Lengths at the forms' bounds: 256 beside shorter strings, 255, 31 and 32,
+  // and whole stripes and one byte either side.
+  columns.emplace_back(rng_, std::vector<std::size_t>{256, 40, 3, 100, 255, 31, 32, 64, 33, 255, 0, 7, 96, 97, 128, 200,
+                                                      63, 65, 95, 224, 254, 1, 17, 256, 256, 255});
   for (std::size_t n = 0; n <= 20; ++n) columns.emplace_back(rng_, n, n % 9, 0);  // tiny data
   for (std::size_t len : {7, 8, 9, 15, 16, 17}) {  // fixed-width keys
     columns.emplace_back(rng_, 203, len, len % 3, StringColumn::Fixed::Mostly);
