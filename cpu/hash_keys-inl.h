@@ -50,11 +50,11 @@ inline constexpr bool kVectorStrings = false;
 // string is at most kVectorStringMax long in the long form, with XXH64's
 // stripes of 32 bytes (MurmurHash64A: more 8-byte blocks) before them, each
 // lane gathering its own string's bytes. A group holding a longer string
-// takes the short form for its short strings and the scalar loop, lane by
-// lane, for the others: there the gathers, four a stripe, cost more than the
-// scalar loop, whose branches on the length are few against its bytes
-// (strings of 100-400 bytes, all lanes up to 255 in the long form: 0.80 of
-// the scalar loop's rate). URL-like strings of 25-72 bytes: 2.4x the rate of
+// takes the scalar loop, lane by lane: there the gathers, four a stripe, cost
+// more than the scalar loop, whose branches on the length are few against
+// its bytes (strings of 100-400 bytes, all lanes up to 255 in the long form:
+// 0.80 of the scalar loop's rate), and its short strings in the short form
+// first bought nothing (0-300 bytes: 0.96). URL-like strings of 25-72 bytes: 2.4x the rate of
 // the short form with the scalar loop (docs/PERF-NOTES.md, "Strings of up to
 // 255 bytes in vectors").
 inline constexpr std::uint64_t kShortStringMax = 31;
@@ -496,7 +496,6 @@ void hash_strings(const detail::KeyBatch& keys, std::size_t begin, std::size_t c
   // Windows are 8 bytes: smaller data (a handful of tiny strings) stays scalar.
   if (keys.data_size >= 8 && count >= n) {
     i = hash_uniform_width(keys, offsets, count, spec, out);
-    HWY_ALIGN std::uint64_t len_of[HWY_MAX_BYTES / 8];
     for (; i <= count - n; i += n) {
       prefetch_stream(offsets + i);
       const V64 lo = load_offsets(offsets + i);
@@ -514,6 +513,13 @@ void hash_strings(const detail::KeyBatch& keys, std::size_t begin, std::size_t c
       if (hash_fixed_width_group(data, lo, len, spec, out + i)) continue;
       const bool short_form = hn::AllTrue(d, hn::Lt(len, hn::Set(d, kShortStringMax + 1)));
       const bool long_form = !short_form && hn::AllTrue(d, hn::Lt(len, hn::Set(d, kVectorStringMax + 1)));
+      if (HWY_UNLIKELY(!short_form && !long_form)) {  // a string past kVectorStringMax: the scalar loop
+        for (std::size_t l = 0; l < n; ++l) {
+          const auto at = static_cast<std::size_t>(offsets[i + l]);
+          out[i + l] = layout::hash_bytes(spec, data + at, static_cast<std::size_t>(offsets[i + l + 1]) - at);
+        }
+        continue;
+      }
       const std::size_t size = keys.data_size;
       V64 h;
       if (long_form) {
@@ -524,14 +530,6 @@ void hash_strings(const detail::KeyBatch& keys, std::size_t begin, std::size_t c
                 : hash_vector_strings<false, kShortStringMax>(data, size, lo, len, spec);
       }
       hn::StoreU(h, d, out + i);
-      if (HWY_UNLIKELY(!short_form && !long_form)) {
-        hn::Store(len, d, len_of);
-        for (std::size_t l = 0; l < n; ++l) {
-          if (len_of[l] <= kShortStringMax) continue;
-          const auto at = static_cast<std::size_t>(offsets[i + l]);
-          out[i + l] = layout::hash_bytes(spec, data + at, static_cast<std::size_t>(len_of[l]));
-        }
-      }
     }
   }
   if (i < count) detail::hash_keys_reference(keys, begin + i, count - i, spec, out + i);
