@@ -2,8 +2,8 @@
 
 #include <cstring>
 #include <map>
-#include <string_view>
 #include <memory>
+#include <string_view>
 #include <thread>
 
 #include <probkit/detail/kernels.hpp>

@@ -54,9 +54,9 @@ inline constexpr bool kVectorStrings = false;
 // more than the scalar loop, whose branches on the length are few against
 // its bytes (strings of 100-400 bytes, all lanes up to 255 in the long form:
 // 0.80 of the scalar loop's rate), and its short strings in the short form
-// first bought nothing (0-300 bytes: 0.96). URL-like strings of 25-72 bytes: 2.4x the rate of
-// the short form with the scalar loop (docs/PERF-NOTES.md, "Strings of up to
-// 255 bytes in vectors").
+// first bought nothing (0-300 bytes: 0.96). URL-like strings of 25-72 bytes
+// hash at 2.4x the rate of the short form with the scalar loop for the rest
+// (docs/PERF-NOTES.md, "Strings of up to 255 bytes in vectors").
 inline constexpr std::uint64_t kShortStringMax = 31;
 inline constexpr std::uint64_t kVectorStringMax = 255;
 
@@ -95,22 +95,20 @@ HWY_INLINE V64 xxh64_merge_lanes(V64 v1, V64 v2, V64 v3, V64 v4) {
   return merge_round(merge_round(merge_round(merge_round(h, v1), v2), v3), v4);
 }
 
-// The hash of the string at data[lo, lo + len) per lane, for lanes with
-// len <= kMax (kShortStringMax or kVectorStringMax: the short or the long
-// form); other lanes' results are garbage for the caller to replace. Each
-// lane gathers its own string's bytes; a loop runs for as long as its
+// The hash of the string at data[lo, lo + len) per lane, every len at most
+// kMax (kShortStringMax or kVectorStringMax: the short or the long form).
+// Each lane gathers its own string's bytes; a loop runs for as long as its
 // longest lane needs, the others masked.
 template <bool kXxh, std::uint64_t kMax>
 HWY_INLINE V64 hash_vector_strings(const std::uint8_t* data, std::size_t data_size, V64 lo, V64 len,
                                    HashSpec spec) {
   const D64 d;
-  const auto in_vector = hn::Lt(len, hn::Set(d, kMax + 1));
   V64 h;
   V64 at = lo;     // the lanes' bytes after XXH64's stripes
   V64 rest = len;  // and how many
   if constexpr (kXxh && kMax >= 32) {
     // Stripes of 32 bytes into four accumulators, while 32 bytes remain.
-    const V64 stripes = hn::IfThenElseZero(in_vector, hn::ShiftRight<5>(len));
+    const V64 stripes = hn::ShiftRight<5>(len);
     h = hn::Set(d, spec.seed + layout::kXxhPrime5);
     const auto striped = hn::Gt(stripes, hn::Zero(d));
     if (!hn::AllFalse(d, striped)) {
@@ -142,7 +140,7 @@ HWY_INLINE V64 hash_vector_strings(const std::uint8_t* data, std::size_t data_si
   const V64 whole = hn::And(rest, hn::Set(d, ~std::uint64_t{7}));
   constexpr std::uint64_t kWholeMax = kXxh ? kShortStringMax : kMax;
   for (std::uint64_t c = 0; c < kWholeMax; c += 8) {
-    const auto active = hn::And(in_vector, hn::Lt(hn::Set(d, c), whole));
+    const auto active = hn::Lt(hn::Set(d, c), whole);
     if (hn::AllFalse(d, active)) break;
     const V64 lane = gather8(data, active, hn::Add(at, hn::Set(d, c)));
     h = hn::IfThenElse(active, Lane8Steps<kXxh>::lane(h, lane), h);
@@ -150,7 +148,7 @@ HWY_INLINE V64 hash_vector_strings(const std::uint8_t* data, std::size_t data_si
   // The last len % 8 bytes: one 8-byte window ending no later than the data's
   // end, shifted down so that its first byte is the tail's first.
   const V64 tail_bytes = hn::And(len, hn::Set(d, 7));
-  const auto has_rest = hn::And(in_vector, hn::Ne(tail_bytes, hn::Zero(d)));
+  const auto has_rest = hn::Ne(tail_bytes, hn::Zero(d));
   if (!hn::AllFalse(d, has_rest)) {
     const V64 tail_at = hn::Add(at, whole);
     const V64 start = hn::Min(tail_at, hn::Set(d, static_cast<std::uint64_t>(data_size - 8)));
