@@ -91,8 +91,8 @@ void for_each_string_case(const SimdTarget* t, const std::vector<StringColumn>& 
 // data: every length 0..300 (short ones in every lane position, long ones
 // mixed in), data of 0..20 bytes, every start and count of a sub-batch. On
 // AVX-512 groups of strings up to 31 bytes take the short form, up to 255 the
-// long one (XXH64's stripes), and groups with a longer string the short form
-// and the scalar loop: lengths up to 40, 63, 64, 100 and 255 give groups of
+// long one (XXH64's stripes), and groups with a longer string the scalar loop
+// whole: lengths up to 40, 63, 64, 100 and 255 give groups of
 // the long form with one to seven stripes and every tail, 256 and 300 mixed
 // groups, and a column of lengths at the bounds both.
 TEST_F(SimdKernels, HashStringsMatchScalar) {
