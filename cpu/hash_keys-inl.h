@@ -1,12 +1,12 @@
 // Per-target hash_keys: every key kind -> 64-bit hashes. Fixed-width keys use
-// hash-inl.h. Arrow-style string batches: on AVX-512 one string of up to 255
-// bytes per 64-bit lane, each lane walking its own string with gathers;
+// hash-inl.h. Arrow-style string batches: on AVX-512 one string of up to 511
+// bytes per 64-bit lane, each lane walking its own string in 32-byte windows;
 // longer strings, and every string elsewhere, the reference's loop. Batches
 // of strings all 8 or all 16 bytes long take fixed-width paths everywhere:
 // plain vector loads (AVX-512 and AVX2) or the reference's hash with the
 // width compiled in. Both XXH64 and MurmurHash64A.
 // tests/simd_hash_kernels_test.cc holds the results to the scalar reference for
-// lengths 0..300 and every alignment.
+// lengths 0..600 and every alignment.
 
 #if defined(PROBKIT_CPU_HASH_KEYS_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef PROBKIT_CPU_HASH_KEYS_INL_H_
@@ -48,17 +48,19 @@ inline constexpr bool kVectorStrings = false;
 // bytes long (XXH64's stripes start at 32) are hashed in vectors in the short
 // form, at most three whole 8-byte lanes and a tail each; groups whose every
 // string is at most kVectorStringMax long in the long form, with XXH64's
-// stripes of 32 bytes (MurmurHash64A: more 8-byte blocks) before them, each
-// lane gathering its own string's bytes. A group holding a longer string
-// takes the scalar loop, lane by lane: there the gathers, four a stripe, cost
-// more than the scalar loop, whose branches on the length are few against
-// its bytes (strings of 100-400 bytes, all lanes up to 255 in the long form:
-// 0.80 of the scalar loop's rate), and its short strings in the short form
-// first bought nothing (0-300 bytes: 0.96). URL-like strings of 25-72 bytes
-// hash at 2.4x the rate of the short form with the scalar loop for the rest
-// (docs/PERF-NOTES.md, "Strings of up to 255 bytes in vectors").
+// stripes of 32 bytes (MurmurHash64A: more 8-byte blocks) before them. Each
+// lane reads its own string's bytes, 32 a window (load_words32). A group
+// holding a longer string takes the scalar loop, lane by lane: from DRAM the
+// long form's eight places at once then cost more than the scalar loop's one
+// stream, whose branches on the length are few against its bytes (strings of
+// 0-1000 bytes, all lanes up to 1023 in the long form: 0.86 of the scalar
+// loop's rate; 100-400 bytes, all in the long form, 1.7x), and its short
+// strings in the short form first bought nothing (0-300 bytes: 0.96).
+// URL-like strings of 25-72 bytes hash at 3x the rate of the short form with
+// the scalar loop for the rest (docs/PERF-NOTES.md, "Strings of up to 511
+// bytes in vectors").
 inline constexpr std::uint64_t kShortStringMax = 31;
-inline constexpr std::uint64_t kVectorStringMax = 255;
+inline constexpr std::uint64_t kVectorStringMax = 511;
 
 template <class Offset>
 HWY_INLINE V64 load_offsets(const Offset* p) {
@@ -71,13 +73,37 @@ HWY_INLINE V64 load_offsets(const Offset* p) {
   }
 }
 
-// Little-endian 8 bytes at data + offset per lane. Inactive lanes read at 0:
-// the caller only asks when data holds at least 8 bytes.
-HWY_INLINE V64 gather8(const std::uint8_t* data, hn::Mask<D64> active, V64 offset) {
+// Each lane's 32 bytes at data + at[lane] as four vectors, word w of every
+// lane's 32 bytes in vector w. AVX-512: eight 32-byte loads transposed in
+// registers, two vinserti64x4, four vpunpck and four vshufi64x2 (in place of
+// four gathers: strings of 25-87 bytes hashed 1.31x, 0-250 bytes 1.63x);
+// elsewhere four gathers.
+struct Words32 {
+  V64 w0, w1, w2, w3;
+};
+HWY_INLINE Words32 load_words32(const std::uint8_t* data, V64 at) {
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  alignas(64) std::uint64_t a[8];
+  hn::Store(at, D64(), a);
+  // Lanes l and l + 2 (l = 0, 1, 4, 5) in one register: after the 128-bit
+  // interleaves, the block shuffles put the lanes back in order.
+  const auto pair = [&](int low, int high) {
+    const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(data + a[low]));
+    const __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(data + a[high]));
+    return _mm512_inserti64x4(_mm512_castsi256_si512(x), y, 1);
+  };
+  const __m512i z02 = pair(0, 2), z13 = pair(1, 3), z46 = pair(4, 6), z57 = pair(5, 7);
+  const __m512i even_low = _mm512_unpacklo_epi64(z02, z13), odd_low = _mm512_unpackhi_epi64(z02, z13);
+  const __m512i even_high = _mm512_unpacklo_epi64(z46, z57), odd_high = _mm512_unpackhi_epi64(z46, z57);
+  return {V64{_mm512_shuffle_i64x2(even_low, even_high, 0x88)}, V64{_mm512_shuffle_i64x2(odd_low, odd_high, 0x88)},
+          V64{_mm512_shuffle_i64x2(even_low, even_high, 0xDD)}, V64{_mm512_shuffle_i64x2(odd_low, odd_high, 0xDD)}};
+#else
   const D64 d;
   const hn::RebindToSigned<D64> di;
-  const V64 at = hn::IfThenElseZero(active, offset);
-  return hn::GatherOffset(d, reinterpret_cast<const std::uint64_t*>(data), hn::BitCast(di, at));
+  const auto* base = reinterpret_cast<const std::uint64_t*>(data);
+  const auto word = [&](std::uint64_t w) { return hn::GatherOffset(d, base, hn::BitCast(di, hn::Add(at, hn::Set(d, w)))); };
+  return {word(0), word(8), word(16), word(24)};
+#endif
 }
 
 // XXH64's round of one stripe lane: rotl(acc + lane * P2, 31) * P1.
@@ -97,11 +123,13 @@ HWY_INLINE V64 xxh64_merge_lanes(V64 v1, V64 v2, V64 v3, V64 v4) {
 
 // The hash of the string at data[lo, lo + len) per lane, every len at most
 // kMax (kShortStringMax or kVectorStringMax: the short or the long form).
-// Each lane gathers its own string's bytes; a loop runs for as long as its
-// longest lane needs, the others masked.
+// Each lane reads its own string in 32-byte windows, the last one reaching
+// up to 31 bytes past the string's end: the caller asks only where every
+// lane's windows lie inside data, which holds at least 32 bytes (lanes with
+// no window left read at data). A loop runs for as long as its longest lane
+// needs, the others masked.
 template <bool kXxh, std::uint64_t kMax>
-HWY_INLINE V64 hash_vector_strings(const std::uint8_t* data, std::size_t data_size, V64 lo, V64 len,
-                                   HashSpec spec) {
+HWY_INLINE V64 hash_vector_strings(const std::uint8_t* data, V64 lo, V64 len, HashSpec spec) {
   const D64 d;
   V64 h;
   V64 at = lo;     // the lanes' bytes after XXH64's stripes
@@ -119,11 +147,11 @@ HWY_INLINE V64 hash_vector_strings(const std::uint8_t* data, std::size_t data_si
       for (std::uint64_t s = 0;; ++s) {
         const auto active = hn::Lt(hn::Set(d, s), stripes);
         if (hn::AllFalse(d, active)) break;
-        const V64 base = hn::Add(lo, hn::Set(d, 32 * s));
-        v1 = hn::IfThenElse(active, xxh64_round(v1, gather8(data, active, base)), v1);
-        v2 = hn::IfThenElse(active, xxh64_round(v2, gather8(data, active, hn::Add(base, hn::Set(d, 8)))), v2);
-        v3 = hn::IfThenElse(active, xxh64_round(v3, gather8(data, active, hn::Add(base, hn::Set(d, 16)))), v3);
-        v4 = hn::IfThenElse(active, xxh64_round(v4, gather8(data, active, hn::Add(base, hn::Set(d, 24)))), v4);
+        const Words32 w = load_words32(data, hn::IfThenElseZero(active, hn::Add(lo, hn::Set(d, 32 * s))));
+        v1 = hn::IfThenElse(active, xxh64_round(v1, w.w0), v1);
+        v2 = hn::IfThenElse(active, xxh64_round(v2, w.w1), v2);
+        v3 = hn::IfThenElse(active, xxh64_round(v3, w.w2), v3);
+        v4 = hn::IfThenElse(active, xxh64_round(v4, w.w3), v4);
       }
       h = hn::IfThenElse(striped, xxh64_merge_lanes(v1, v2, v3, v4), h);
       const V64 bytes = hn::ShiftLeft<5>(stripes);
@@ -136,23 +164,30 @@ HWY_INLINE V64 hash_vector_strings(const std::uint8_t* data, std::size_t data_si
   } else {
     h = hn::Xor(hn::Set(d, spec.seed), mul64(len, layout::kMurmurM));
   }
-  // Whole 8-byte lanes: after XXH64's stripes at most three.
+  // The rest in windows of 32 bytes (after XXH64's stripes one): its whole
+  // 8-byte lanes, then the word holding its last len % 8 bytes (the tail),
+  // their first byte its lowest and the bytes above them not the string's.
   const V64 whole = hn::And(rest, hn::Set(d, ~std::uint64_t{7}));
-  constexpr std::uint64_t kWholeMax = kXxh ? kShortStringMax : kMax;
-  for (std::uint64_t c = 0; c < kWholeMax; c += 8) {
-    const auto active = hn::Lt(hn::Set(d, c), whole);
+  const V64 tail_window = hn::And(whole, hn::Set(d, ~std::uint64_t{31}));
+  const V64 tail_word = hn::And(hn::ShiftRight<3>(whole), hn::Set(d, 3));
+  V64 tail = hn::Zero(d);
+  constexpr std::uint64_t kRestMax = kXxh ? 31 : kMax;
+  for (std::uint64_t c = 0; c <= kRestMax; c += 32) {
+    const auto active = hn::Lt(hn::Set(d, c), rest);
     if (hn::AllFalse(d, active)) break;
-    const V64 lane = gather8(data, active, hn::Add(at, hn::Set(d, c)));
-    h = hn::IfThenElse(active, Lane8Steps<kXxh>::lane(h, lane), h);
+    const Words32 w = load_words32(data, hn::IfThenElseZero(active, hn::Add(at, hn::Set(d, c))));
+    h = hn::IfThenElse(hn::Lt(hn::Set(d, c), whole), Lane8Steps<kXxh>::lane(h, w.w0), h);
+    h = hn::IfThenElse(hn::Lt(hn::Set(d, c + 8), whole), Lane8Steps<kXxh>::lane(h, w.w1), h);
+    h = hn::IfThenElse(hn::Lt(hn::Set(d, c + 16), whole), Lane8Steps<kXxh>::lane(h, w.w2), h);
+    h = hn::IfThenElse(hn::Lt(hn::Set(d, c + 24), whole), Lane8Steps<kXxh>::lane(h, w.w3), h);
+    const V64 low = hn::IfThenElse(hn::Eq(tail_word, hn::Set(d, 1)), w.w1, w.w0);
+    const V64 high = hn::IfThenElse(hn::Eq(tail_word, hn::Set(d, 3)), w.w3, w.w2);
+    const V64 word = hn::IfThenElse(hn::Gt(tail_word, hn::Set(d, 1)), high, low);
+    tail = hn::IfThenElse(hn::Eq(tail_window, hn::Set(d, c)), word, tail);
   }
-  // The last len % 8 bytes: one 8-byte window ending no later than the data's
-  // end, shifted down so that its first byte is the tail's first.
   const V64 tail_bytes = hn::And(len, hn::Set(d, 7));
   const auto has_rest = hn::Ne(tail_bytes, hn::Zero(d));
   if (!hn::AllFalse(d, has_rest)) {
-    const V64 tail_at = hn::Add(at, whole);
-    const V64 start = hn::Min(tail_at, hn::Set(d, static_cast<std::uint64_t>(data_size - 8)));
-    V64 tail = hn::Shr(gather8(data, has_rest, start), hn::ShiftLeft<3>(hn::Sub(tail_at, start)));
     if constexpr (kXxh) {
       const auto has4 = hn::And(has_rest, hn::Gt(tail_bytes, hn::Set(d, 3)));
       const V64 word4 = hn::And(tail, hn::Set(d, std::uint64_t{0xFFFFFFFF}));
@@ -491,7 +526,10 @@ void hash_strings(const detail::KeyBatch& keys, std::size_t begin, std::size_t c
   const std::size_t n = hn::Lanes(d);
   const bool xxh = spec.kind == HashKind::Xxh64;
   std::size_t i = 0;
-  // Windows are 8 bytes: smaller data (a handful of tiny strings) stays scalar.
+  // Fixed-width groups read 8 bytes at least, the other forms 32-byte
+  // windows: smaller data (a handful of tiny strings) stays scalar.
+  const bool windows_fit = keys.data_size >= 32;
+  const V64 data_size = hn::Set(d, static_cast<std::uint64_t>(keys.data_size));
   if (keys.data_size >= 8 && count >= n) {
     i = hash_uniform_width(keys, offsets, count, spec, out);
     for (; i <= count - n; i += n) {
@@ -499,33 +537,37 @@ void hash_strings(const detail::KeyBatch& keys, std::size_t begin, std::size_t c
       const V64 lo = load_offsets(offsets + i);
       const V64 len = hn::Sub(load_offsets(offsets + i + 1), lo);
       // The group's bytes, kStreamAheadBytes ahead: its first four lines (all
-      // of a group of short strings), and while it spans more, up to 1 KiB
+      // of a group of short strings), and below for the long form the rest
       // (longer strings take the scalar loop, whose pace the hardware
-      // prefetcher keeps). With two lines a group, enough for 16-byte
-      // strings, the long form waited on DRAM (strings of 25-72 bytes: 44
-      // against 95 M keys/s).
+      // prefetcher keeps). The long form's eight lanes read eight places at
+      // once: with two lines a group, enough for 16-byte strings, it waited
+      // on DRAM (strings of 25-72 bytes: 44 against 95 M keys/s), and with
+      // 1 KiB, strings of 100-400 bytes hashed at 0.59 of the rate with all.
       const std::uint8_t* group = data + hn::GetLane(lo);
       for (std::uint64_t b = 0; b < 256; b += 64) prefetch_stream(group, b);
-      const auto span = static_cast<std::uint64_t>(offsets[i + n]) - hn::GetLane(lo);
-      for (std::uint64_t b = 256; b < span && b < 1024; b += 64) prefetch_stream(group, b);
       if (hash_fixed_width_group(data, lo, len, spec, out + i)) continue;
       const bool short_form = hn::AllTrue(d, hn::Lt(len, hn::Set(d, kShortStringMax + 1)));
       const bool long_form = !short_form && hn::AllTrue(d, hn::Lt(len, hn::Set(d, kVectorStringMax + 1)));
-      if (HWY_UNLIKELY(!short_form && !long_form)) {  // a string past kVectorStringMax: the scalar loop
+      // The vector forms read 32-byte windows: a group with a window past the
+      // data's end (the batch's last strings) takes the scalar loop too.
+      const V64 windows_end = hn::Add(lo, hn::And(hn::Add(len, hn::Set(d, 31)), hn::Set(d, ~std::uint64_t{31})));
+      const bool in_data = windows_fit && hn::AllFalse(d, hn::Gt(windows_end, data_size));
+      if (HWY_UNLIKELY((!short_form && !long_form) || !in_data)) {
         for (std::size_t l = 0; l < n; ++l) {
           const auto at = static_cast<std::size_t>(offsets[i + l]);
           out[i + l] = layout::hash_bytes(spec, data + at, static_cast<std::size_t>(offsets[i + l + 1]) - at);
         }
         continue;
       }
-      const std::size_t size = keys.data_size;
       V64 h;
       if (long_form) {
-        h = xxh ? hash_vector_strings<true, kVectorStringMax>(data, size, lo, len, spec)
-                : hash_vector_strings<false, kVectorStringMax>(data, size, lo, len, spec);
+        const auto span = static_cast<std::uint64_t>(offsets[i + n]) - hn::GetLane(lo);
+        for (std::uint64_t b = 256; b < span; b += 64) prefetch_stream(group, b);  // below 4 KiB
+        h = xxh ? hash_vector_strings<true, kVectorStringMax>(data, lo, len, spec)
+                : hash_vector_strings<false, kVectorStringMax>(data, lo, len, spec);
       } else {
-        h = xxh ? hash_vector_strings<true, kShortStringMax>(data, size, lo, len, spec)
-                : hash_vector_strings<false, kShortStringMax>(data, size, lo, len, spec);
+        h = xxh ? hash_vector_strings<true, kShortStringMax>(data, lo, len, spec)
+                : hash_vector_strings<false, kShortStringMax>(data, lo, len, spec);
       }
       hn::StoreU(h, d, out + i);
     }
