@@ -32,35 +32,35 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 #if HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
 
-// Strings of any length in vectors need a native 64-bit multiply. HLL add of
-// 16-byte strings in cache, one thread, M keys/s: AVX3 vector 370-390 vs
-// scalar loop 205-220; AVX2 (4 lanes, emulated multiply, one vector at a
-// time, gathered) vector 126-138 vs scalar loop 180-214. Batches of 8-byte
-// (the u64 keys' pipeline) or 16-byte strings (hash_width16_pipelined) alone
-// are pipelined on AVX2 too.
+// Strings of mixed lengths hashed in vectors, one string a lane, in groups of
+// a vector's lanes: every string at most kShortStringMax bytes long (XXH64's
+// stripes start at 32) in the short form, at most three whole 8-byte lanes
+// and a tail each; every string at most kVectorStringMax long in the long
+// form, with XXH64's stripes of 32 bytes (MurmurHash64A: more 8-byte blocks)
+// before them. Each lane reads its own string's bytes, 32 a window
+// (load_words32). A group holding a longer string takes the scalar loop,
+// lane by lane, whose branches on the length are few against its bytes.
+// AVX-512 (a native 64-bit multiply) takes strings up to 511 bytes: from
+// DRAM the long form's eight places at once cost more than the scalar loop's
+// one stream past that (strings of 0-1000 bytes, all lanes up to 1023 in the
+// long form: 0.86 of the scalar loop's rate; 100-400 bytes 1.7x). URL-like
+// strings of 25-72 bytes hash at 3x the rate of the short form with the
+// scalar loop for the rest. AVX2 (four lanes, an emulated multiply) up to 127
+// bytes: with AVX2 pinned on a Zen 4 guest, against the scalar loop, short
+// strings of 0-30 bytes 1.7x (XXH64) and 2.6x (MurmurHash64A), URL-like 1.2x,
+// 0-250 bytes 1.06 / 1.01, where lanes up to 511 read 0.92 / 0.79.
+// (docs/PERF-NOTES.md, "Strings of up to 511 bytes in vectors")
+inline constexpr std::uint64_t kShortStringMax = 31;
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
 inline constexpr bool kVectorStrings = true;
+inline constexpr std::uint64_t kVectorStringMax = 511;
+#elif HWY_TARGET == HWY_AVX2
+inline constexpr bool kVectorStrings = true;
+inline constexpr std::uint64_t kVectorStringMax = 127;
 #else
 inline constexpr bool kVectorStrings = false;
-#endif
-
-// Groups of eight strings whose every string is at most kShortStringMax
-// bytes long (XXH64's stripes start at 32) are hashed in vectors in the short
-// form, at most three whole 8-byte lanes and a tail each; groups whose every
-// string is at most kVectorStringMax long in the long form, with XXH64's
-// stripes of 32 bytes (MurmurHash64A: more 8-byte blocks) before them. Each
-// lane reads its own string's bytes, 32 a window (load_words32). A group
-// holding a longer string takes the scalar loop, lane by lane: from DRAM the
-// long form's eight places at once then cost more than the scalar loop's one
-// stream, whose branches on the length are few against its bytes (strings of
-// 0-1000 bytes, all lanes up to 1023 in the long form: 0.86 of the scalar
-// loop's rate; 100-400 bytes, all in the long form, 1.7x), and its short
-// strings in the short form first bought nothing (0-300 bytes: 0.96).
-// URL-like strings of 25-72 bytes hash at 3x the rate of the short form with
-// the scalar loop for the rest (docs/PERF-NOTES.md, "Strings of up to 511
-// bytes in vectors").
-inline constexpr std::uint64_t kShortStringMax = 31;
 inline constexpr std::uint64_t kVectorStringMax = 511;
+#endif
 
 template <class Offset>
 HWY_INLINE V64 load_offsets(const Offset* p) {
@@ -75,9 +75,10 @@ HWY_INLINE V64 load_offsets(const Offset* p) {
 
 // Each lane's 32 bytes at data + at[lane] as four vectors, word w of every
 // lane's 32 bytes in vector w. AVX-512: eight 32-byte loads transposed in
-// registers, two vinserti64x4, four vpunpck and four vshufi64x2 (in place of
+// registers, four vinserti64x4, four vpunpck and four vshufi64x2 (in place of
 // four gathers: strings of 25-87 bytes hashed 1.31x, 0-250 bytes 1.63x);
-// elsewhere four gathers.
+// AVX2: four loads, four vpunpck and four vperm2i128; elsewhere four
+// gathers.
 struct Words32 {
   V64 w0, w1, w2, w3;
 };
@@ -97,6 +98,15 @@ HWY_INLINE Words32 load_words32(const std::uint8_t* data, V64 at) {
   const __m512i even_high = _mm512_unpacklo_epi64(z46, z57), odd_high = _mm512_unpackhi_epi64(z46, z57);
   return {V64{_mm512_shuffle_i64x2(even_low, even_high, 0x88)}, V64{_mm512_shuffle_i64x2(odd_low, odd_high, 0x88)},
           V64{_mm512_shuffle_i64x2(even_low, even_high, 0xDD)}, V64{_mm512_shuffle_i64x2(odd_low, odd_high, 0xDD)}};
+#elif HWY_TARGET == HWY_AVX2
+  alignas(32) std::uint64_t a[4];
+  hn::Store(at, D64(), a);
+  const auto load = [&](int l) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(data + a[l])); };
+  const __m256i y0 = load(0), y1 = load(1), y2 = load(2), y3 = load(3);
+  const __m256i even_01 = _mm256_unpacklo_epi64(y0, y1), odd_01 = _mm256_unpackhi_epi64(y0, y1);
+  const __m256i even_23 = _mm256_unpacklo_epi64(y2, y3), odd_23 = _mm256_unpackhi_epi64(y2, y3);
+  return {V64{_mm256_permute2x128_si256(even_01, even_23, 0x20)}, V64{_mm256_permute2x128_si256(odd_01, odd_23, 0x20)},
+          V64{_mm256_permute2x128_si256(even_01, even_23, 0x31)}, V64{_mm256_permute2x128_si256(odd_01, odd_23, 0x31)}};
 #else
   const D64 d;
   const hn::RebindToSigned<D64> di;
@@ -539,10 +549,11 @@ void hash_strings(const detail::KeyBatch& keys, std::size_t begin, std::size_t c
       // The group's bytes, kStreamAheadBytes ahead: its first four lines (all
       // of a group of short strings), and below for the long form the rest
       // (longer strings take the scalar loop, whose pace the hardware
-      // prefetcher keeps). The long form's eight lanes read eight places at
-      // once: with two lines a group, enough for 16-byte strings, it waited
-      // on DRAM (strings of 25-72 bytes: 44 against 95 M keys/s), and with
-      // 1 KiB, strings of 100-400 bytes hashed at 0.59 of the rate with all.
+      // prefetcher keeps). The long form's lanes read as many places at once:
+      // on AVX-512 with two lines a group, enough for 16-byte strings, it
+      // waited on DRAM (strings of 25-72 bytes: 44 against 95 M keys/s), and
+      // with 1 KiB, strings of 100-400 bytes hashed at 0.59 of the rate with
+      // all.
       const std::uint8_t* group = data + hn::GetLane(lo);
       for (std::uint64_t b = 0; b < 256; b += 64) prefetch_stream(group, b);
       if (hash_fixed_width_group(data, lo, len, spec, out + i)) continue;
@@ -562,7 +573,7 @@ void hash_strings(const detail::KeyBatch& keys, std::size_t begin, std::size_t c
       V64 h;
       if (long_form) {
         const auto span = static_cast<std::uint64_t>(offsets[i + n]) - hn::GetLane(lo);
-        for (std::uint64_t b = 256; b < span; b += 64) prefetch_stream(group, b);  // below 4 KiB
+        for (std::uint64_t b = 256; b < span; b += 64) prefetch_stream(group, b);  // < n * 512 bytes
         h = xxh ? hash_vector_strings<true, kVectorStringMax>(data, lo, len, spec)
                 : hash_vector_strings<false, kVectorStringMax>(data, lo, len, spec);
       } else {
@@ -575,12 +586,12 @@ void hash_strings(const detail::KeyBatch& keys, std::size_t begin, std::size_t c
   if (i < count) detail::hash_keys_reference(keys, begin + i, count - i, spec, out + i);
 }
 
-// Where strings are not hashed in vectors (kVectorStrings), a batch of one
-// width, 8 or 16 bytes, is hashed by the reference's functions with the
-// width a compile-time constant: straight-line code per key, without the
-// loop over the bytes and the branches on the length (16-byte strings, AVX2,
-// Zen 5 guest: 10.38 -> 7.91 TSC cycles per key). AVX2 hashes the whole steps
-// of 16- and 8-byte strings faster still, pipelined.
+// Outside AVX-512 (whose groups find them), a batch of one width, 8 or 16
+// bytes, is hashed by the reference's functions with the width a
+// compile-time constant: straight-line code per key, without the loop over
+// the bytes and the branches on the length (16-byte strings, AVX2, Zen 5
+// guest: 10.38 -> 7.91 TSC cycles per key). AVX2 hashes the whole steps of
+// 16- and 8-byte strings faster still, pipelined.
 // (docs/PERF-NOTES.md, "Fixed-width string loops (hash_each_of_width)")
 template <std::size_t kWidth>
 HWY_INLINE void hash_each_of_width(const std::uint8_t* p, std::size_t count, HashSpec spec,
@@ -599,21 +610,23 @@ HWY_INLINE void hash_each_of_width(const std::uint8_t* p, std::size_t count, Has
 template <class Offset>
 void hash_string_keys(const detail::KeyBatch& keys, std::size_t begin, std::size_t count,
                       HashSpec spec, std::uint64_t* out) {
+#if !(HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL)  // AVX-512's hash_strings finds these itself
+  const auto* offsets = static_cast<const Offset*>(keys.keys) + begin;
+  const std::uint64_t width = count != 0 ? window_width(keys, offsets, count) : 0;
+  const std::uint8_t* first = width != 0 ? keys.data + offsets[0] : nullptr;
+  if (width == 16) {
+    std::size_t done = 0;
+    if constexpr (kString16Vectors) done = hash_width16_pipelined(first, count, spec, out);
+    return hash_each_of_width<16>(first + 16 * done, count - done, spec, out + done);
+  }
+  if (width == 8) {
+    if constexpr (kPipelinedHash) return hash_width8(first, count, spec, out);  // AVX2
+    return hash_each_of_width<8>(first, count, spec, out);
+  }
+#endif
   if constexpr (kVectorStrings) {
     hash_strings<Offset>(keys, begin, count, spec, out);
   } else {
-    const auto* offsets = static_cast<const Offset*>(keys.keys) + begin;
-    const std::uint64_t width = count != 0 ? window_width(keys, offsets, count) : 0;
-    const std::uint8_t* first = width != 0 ? keys.data + offsets[0] : nullptr;
-    if (width == 16) {
-      std::size_t done = 0;
-      if constexpr (kString16Vectors) done = hash_width16_pipelined(first, count, spec, out);
-      return hash_each_of_width<16>(first + 16 * done, count - done, spec, out + done);
-    }
-    if (width == 8) {
-      if constexpr (kPipelinedHash) return hash_width8(first, count, spec, out);  // AVX2
-      return hash_each_of_width<8>(first, count, spec, out);
-    }
     detail::hash_keys_reference(keys, begin, count, spec, out);
   }
 }

@@ -87,28 +87,30 @@ void for_each_string_case(const SimdTarget* t, const std::vector<StringColumn>& 
   }
 }
 
-// Strings are hashed in vector lanes whose reads (AVX-512: 32-byte windows)
-// must stay inside the data: every length 0..600 (short ones in every lane
-// position, long ones mixed in), data of 0..20 bytes, every start and count of
-// a sub-batch. On AVX-512 groups of strings up to 31 bytes take the short
-// form, up to 511 the long one (XXH64's stripes), and groups with a longer
+// Strings are hashed in vector lanes whose reads (32-byte windows) must stay
+// inside the data: every length 0..600 (short ones in every lane position,
+// long ones mixed in), data of 0..20 bytes, every start and count of a
+// sub-batch. Groups of strings up to 31 bytes take the short form, up to 511
+// (AVX2: 127) the long one (XXH64's stripes), and groups with a longer
 // string, or with a window past the data's end, the scalar loop whole:
-// lengths up to 40, 63, 64, 100, 255, 256 and 511 give groups of the long
-// form with one to fifteen stripes and every tail, 512 and 600 mixed groups,
-// and a column of lengths at the bounds both.
+// lengths up to 40, 63, 64, 100, 127, 128, 255, 256 and 511 give groups of
+// the long form with one to fifteen stripes and every tail, and mixed ones
+// (all of them on AVX2 past 128), 512 and 600 mixed groups, and a column of
+// lengths at the bounds both.
 TEST_F(SimdKernels, HashStringsMatchScalar) {
   const HashSpec specs[] = {HashSpec{},
                             HashSpec::redis(),
                             {HashKind::Xxh64, 0x9e3779b97f4a7c15ULL},
                             {HashKind::Murmur64A, 0}};
   std::vector<StringColumn> columns;
-  for (std::size_t max_len : {0, 1, 3, 7, 8, 9, 15, 16, 17, 31, 32, 40, 63, 64, 100, 255, 256, 511, 512, 600}) {
+  for (std::size_t max_len : {0, 1, 3, 7, 8, 9, 15, 16, 17, 31, 32, 40, 63, 64, 100, 127, 128, 255, 256, 511, 512, 600}) {
     columns.emplace_back(rng_, 203, max_len, max_len % 5);
   }
-  // Lengths at the forms' bounds: 512 beside shorter strings, 511, 31 and 32,
-  // and whole stripes and one byte either side.
+  // Lengths at the forms' bounds: 512 beside shorter strings, 511, 128, 127,
+  // 31 and 32, and whole stripes and one byte either side.
   columns.emplace_back(rng_, std::vector<std::size_t>{512, 40, 3, 100, 511, 31, 32, 64, 33, 511, 0, 7, 96, 97, 128, 200,
-                                                      63, 65, 95, 224, 254, 1, 17, 512, 512, 511, 256, 480, 479, 481});
+                                                      63, 65, 95, 224, 254, 1, 17, 512, 512, 511, 256, 480, 479, 481,
+                                                      127, 31, 126, 128, 127, 127, 127, 127, 32, 127, 127, 129});
   for (std::size_t n = 0; n <= 20; ++n) columns.emplace_back(rng_, n, n % 9, 0);  // tiny data
   for (std::size_t len : {7, 8, 9, 15, 16, 17}) {  // fixed-width keys
     columns.emplace_back(rng_, 203, len, len % 3, StringColumn::Fixed::Mostly);
@@ -348,7 +350,7 @@ class GuardedBytes {
 
 TEST_F(SimdKernels, HashStringsReadNothingPastTheData) {
   using Fixed = StringColumn::Fixed;
-  for (std::size_t max_len : {1, 7, 8, 9, 16, 31, 40, 100, 255, 511}) {
+  for (std::size_t max_len : {1, 7, 8, 9, 16, 31, 40, 100, 127, 255, 511}) {
     for (std::size_t n : {1, 7, 8, 9, 64}) {
       for (Fixed fixed : {Fixed::No, Fixed::Mostly, Fixed::All}) {
         // 8- and 16-byte keys take the fixed-width paths, the others none.
