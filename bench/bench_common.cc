@@ -54,6 +54,7 @@ const char* to_string(KeyType t) {
     case KeyType::Str16: return "str16";
     case KeyType::Str8: return "str8";
     case KeyType::Url: return "url";
+    case KeyType::Id: return "id";
     case KeyType::Prehashed: return "prehashed";
   }
   return "?";
@@ -64,6 +65,7 @@ double key_bytes(KeyType t) {
     case KeyType::Str16: return 16.0 + 4.0;
     case KeyType::Str8: return 8.0 + 4.0;
     case KeyType::Url: return 59.5 + 4.0;  // 25.5 + 13 + 21 data bytes on average (key_url)
+    case KeyType::Id: return 20.0 + 4.0;   // 9 + 11 data bytes on average for the pools' keys (key_id)
     default: return 8.0;
   }
 }
@@ -99,6 +101,23 @@ void key_url(std::uint64_t i, std::vector<std::uint8_t>& out) {
   }
 }
 
+void key_id(std::uint64_t i, std::vector<std::uint8_t>& out) {
+  static constexpr std::string_view kDigits = "0123456789abcdefghijklmnopqrstuvwxyz";
+  std::uint64_t v = i;
+  do {
+    out.push_back(static_cast<std::uint8_t>(kDigits[v % 36]));
+    v /= 36;
+  } while (v != 0);
+  // Letters no digit of the key is: distinct keys give distinct strings.
+  static constexpr std::string_view kMore = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+  std::uint64_t more = key_u64(i);
+  const std::uint64_t extra = more % 23;
+  for (std::uint64_t j = 0; j < extra; ++j) {
+    if (j % 8 == 0) more = key_u64(more);
+    out.push_back(static_cast<std::uint8_t>(kMore[(more >> (8 * (j % 8))) % 26]));
+  }
+}
+
 Keys KeyPool::batch(std::size_t first, std::size_t count) const {
   switch (type_) {
     case KeyType::U64:
@@ -108,6 +127,7 @@ Keys KeyPool::batch(std::size_t first, std::size_t count) const {
     case KeyType::Str16:
     case KeyType::Str8:
     case KeyType::Url:
+    case KeyType::Id:
       return Keys(StringBatch<std::int32_t>{
           std::span<const std::int32_t>(offsets_.data() + first, count + 1),
           std::span<const std::uint8_t>(data_)});

@@ -43,11 +43,12 @@ unsigned all_threads();
 std::vector<unsigned> thread_counts();
 
 // Url: URL-like strings of 30 to 86 bytes (key_url), the keys of "is this URL
-// already crawled?".
-enum class KeyType { U64, Str16, Str8, Url, Prehashed };
+// already crawled?"; Id: ID-like strings of 9 to 31 bytes (key_id), the keys
+// of "how many distinct visitors today?".
+enum class KeyType { U64, Str16, Str8, Url, Id, Prehashed };
 const char* to_string(KeyType t);
 // Bytes of key column per key (strings: 16 or 8 data bytes, 59.5 on average
-// for URLs, + one int32 offset).
+// for URLs, 20 for IDs, + one int32 offset).
 double key_bytes(KeyType t);
 
 // Key i of the synthetic key space: a bijective scramble of i, so distinct i
@@ -59,6 +60,10 @@ void key_str16(std::uint64_t i, std::uint8_t out[16]);
 // 31 bytes), the u64 key in base 36 (13 bytes: distinct keys give distinct
 // strings) and 0 to 42 more path bytes, a length drawn from the key.
 void key_url(std::uint64_t i, std::vector<std::uint8_t>& out);
+// Appends key i as an ID-like string: key i in base 36 (9 characters for the
+// pools' keys, 1 to 13 in all) and 0 to 22 capital letters (no digit of the
+// key: distinct keys give distinct strings), a length drawn from the key.
+void key_id(std::uint64_t i, std::vector<std::uint8_t>& out);
 
 // A column of keys of one type with its Arrow-style offsets (strings), cut
 // into batches that the benchmarks cycle through.
@@ -82,12 +87,16 @@ class KeyPool {
         offsets_[j] = static_cast<std::int32_t>(width * j);
       }
       offsets_[n] = static_cast<std::int32_t>(width * n);
-    } else if (type == KeyType::Url) {
+    } else if (type == KeyType::Url || type == KeyType::Id) {
       data_.reserve(static_cast<std::size_t>(static_cast<double>(n) * (key_bytes(type) - 4)));
       offsets_.resize(n + 1);
       offsets_[0] = 0;
       for (std::size_t j = 0; j < n; ++j) {
-        key_url(index_of(j), data_);
+        if (type == KeyType::Url) {
+          key_url(index_of(j), data_);
+        } else {
+          key_id(index_of(j), data_);
+        }
         offsets_[j + 1] = static_cast<std::int32_t>(data_.size());
       }
     } else {

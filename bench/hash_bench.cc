@@ -29,6 +29,7 @@ const HashCase kCases[] = {
     {KeyType::Str16, HashSpec{}, "xxh64"},
     {KeyType::Str8, HashSpec{}, "xxh64"},
     {KeyType::Url, HashSpec{}, "xxh64"},
+    {KeyType::Id, HashSpec{}, "xxh64"},
 };
 
 void bm_hash(benchmark::State& state, HashCase c, Engine engine, unsigned threads) {
@@ -190,9 +191,9 @@ void register_hash_benchmarks() {
         const bool xxh64 = c.spec.kind == HashKind::Xxh64;
         const bool avx2 = &all[i] == avx2_below_best(all) && xxh64;
         if (!main_engine && !avx2 && (threads != 1 || c.type != KeyType::U64 || !xxh64)) continue;
-        // 8-byte strings (their own pipeline, hash_width8_pipelined) and URLs
-        // at one thread only: no target or thread speed-up rests on them.
-        if ((c.type == KeyType::Str8 || c.type == KeyType::Url) && threads != 1) continue;
+        // 8-byte strings (their own pipeline, hash_width8_pipelined), URLs and
+        // IDs at one thread only: no target or thread speed-up rests on them.
+        if ((c.type == KeyType::Str8 || c.type == KeyType::Url || c.type == KeyType::Id) && threads != 1) continue;
         const std::string name = std::string("hash/keys=") + to_string(c.type) + "/hash=" + c.hash_name +
                                  "/engine=" + all[i].target + "/threads=" + std::to_string(threads);
         benchmark::RegisterBenchmark(name.c_str(), bm_hash, c, all[i], threads)

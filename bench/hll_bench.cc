@@ -22,6 +22,7 @@ const HllCase kCases[] = {
     {KeyType::U64, HashSpec{}, "xxh64"},        {KeyType::U64, HashSpec::redis(), "redis"},
     {KeyType::Prehashed, HashSpec{}, "none"},   {KeyType::Str16, HashSpec{}, "xxh64"},
     {KeyType::Str16, HashSpec::redis(), "redis"}, {KeyType::Url, HashSpec{}, "xxh64"},
+    {KeyType::Id, HashSpec{}, "xxh64"},
 };
 
 // The sketch the scalar backend makes of the whole pool (batch = nullopt), or of one batch.

@@ -79,7 +79,7 @@ def sweep_section(b):
 def hll_section(b):
     rows = []
     for keys, h in (("u64", "xxh64"), ("u64", "redis"), ("prehashed", "none"), ("str16", "xxh64"), ("str16", "redis"),
-                    ("url", "xxh64")):
+                    ("url", "xxh64"), ("id", "xxh64")):
         for t in sorted({r["threads"] for r in b.rows}):
             for e in b.engines[:2]:
                 r = b.get("hll_add", keys=keys, hash=h, engine=e, threads=t)
@@ -261,9 +261,10 @@ M keys/s and, in parentheses, the ratio to the probe.
 
 ## HyperLogLog add (p = 14)
 
-Keys: u64, pre-hashed, 16-byte strings and URL-like strings of 30 to 86 bytes (`url`: a scheme and
-host, the key in base 36, more path; 59.5 bytes on average), whose hashing on AVX-512 gathers each
-string's bytes into its vector lane.
+Keys: u64, pre-hashed, 16-byte strings, URL-like strings of 30 to 86 bytes (`url`: a scheme and
+host, the key in base 36, more path; 59.5 bytes on average) and ID-like strings of 9 to 31 bytes
+(`id`: the key in base 36 and 0 to 22 letters; 20 bytes on average), which AVX-512 and AVX2 hash a
+string a vector lane, each lane reading its string in 32-byte windows.
 
 {hll_section(b)}
 
