@@ -47,8 +47,9 @@ namespace hn = hwy::HWY_NAMESPACE;
 // strings of 25-72 bytes hash at 3x the rate of the short form with the
 // scalar loop for the rest. AVX2 (four lanes, an emulated multiply) up to 127
 // bytes: with AVX2 pinned on a Zen 4 guest, against the scalar loop, short
-// strings of 0-30 bytes 1.7x (XXH64) and 2.6x (MurmurHash64A), URL-like 1.2x,
-// 0-250 bytes 1.06 / 1.01, where lanes up to 511 read 0.92 / 0.79.
+// strings of 0-30 bytes 1.7x (XXH64) and 2.7x (MurmurHash64A), URL-like 1.2x,
+// 0-250 bytes 1.02 / 1.00; there lanes up to 511 read 0.92 / 0.79 of the
+// short form alone.
 // (docs/PERF-NOTES.md, "Strings of up to 511 bytes in vectors")
 inline constexpr std::uint64_t kShortStringMax = 31;
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
