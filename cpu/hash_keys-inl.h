@@ -1,10 +1,10 @@
 // Per-target hash_keys: every key kind -> 64-bit hashes. Fixed-width keys use
-// hash-inl.h. Arrow-style string batches: on AVX-512 one string of up to 511
-// bytes per 64-bit lane, each lane walking its own string in 32-byte windows;
-// longer strings, and every string elsewhere, the reference's loop. Batches
-// of strings all 8 or all 16 bytes long take fixed-width paths everywhere:
-// plain vector loads (AVX-512 and AVX2) or the reference's hash with the
-// width compiled in. Both XXH64 and MurmurHash64A.
+// hash-inl.h. Arrow-style string batches: on AVX-512 (AVX2) one string of up
+// to 511 (127) bytes per 64-bit lane, each lane walking its own string in
+// 32-byte windows; longer strings, and every string elsewhere, the
+// reference's loop. Batches of strings all 8 or all 16 bytes long take
+// fixed-width paths everywhere: plain vector loads (AVX-512 and AVX2) or the
+// reference's hash with the width compiled in. Both XXH64 and MurmurHash64A.
 // tests/simd_hash_kernels_test.cc holds the results to the scalar reference for
 // lengths 0..600 and every alignment.
 
