@@ -74,12 +74,12 @@ HWY_INLINE V64 load_offsets(const Offset* p) {
   }
 }
 
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX2  // the targets of kVectorStrings (SVE vectors cannot be struct members)
 // Each lane's 32 bytes at data + at[lane] as four vectors, word w of every
 // lane's 32 bytes in vector w. AVX-512: eight 32-byte loads transposed in
 // registers, four vinserti64x4, four vpunpck and four vshufi64x2 (in place of
 // four gathers: strings of 25-87 bytes hashed 1.31x, 0-250 bytes 1.63x);
-// AVX2: four loads, four vpunpck and four vperm2i128; elsewhere four
-// gathers.
+// AVX2: four loads, four vpunpck and four vperm2i128.
 struct Words32 {
   V64 w0, w1, w2, w3;
 };
@@ -108,12 +108,6 @@ HWY_INLINE Words32 load_words32(const std::uint8_t* data, V64 at) {
   const __m256i even_23 = _mm256_unpacklo_epi64(y2, y3), odd_23 = _mm256_unpackhi_epi64(y2, y3);
   return {V64{_mm256_permute2x128_si256(even_01, even_23, 0x20)}, V64{_mm256_permute2x128_si256(odd_01, odd_23, 0x20)},
           V64{_mm256_permute2x128_si256(even_01, even_23, 0x31)}, V64{_mm256_permute2x128_si256(odd_01, odd_23, 0x31)}};
-#else
-  const D64 d;
-  const hn::RebindToSigned<D64> di;
-  const auto* base = reinterpret_cast<const std::uint64_t*>(data);
-  const auto word = [&](std::uint64_t w) { return hn::GatherOffset(d, base, hn::BitCast(di, hn::Add(at, hn::Set(d, w)))); };
-  return {word(0), word(8), word(16), word(24)};
 #endif
 }
 
@@ -219,6 +213,7 @@ HWY_INLINE V64 hash_vector_strings(const std::uint8_t* data, V64 lo, V64 len, Ha
   }
   return Lane8Steps<kXxh>::finish(h);
 }
+#endif  // the targets of kVectorStrings
 
 // The width of every string of offsets[0..count] (count >= 1) if it is 8 or
 // 16 for all of them (fixed-width keys), else 0.
@@ -528,6 +523,7 @@ HWY_INLINE std::size_t hash_uniform_width(const detail::KeyBatch&, const Offset*
 }
 #endif
 
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX2
 template <class Offset>
 void hash_strings(const detail::KeyBatch& keys, std::size_t begin, std::size_t count, HashSpec spec,
                   std::uint64_t* out) {
@@ -586,6 +582,7 @@ void hash_strings(const detail::KeyBatch& keys, std::size_t begin, std::size_t c
   }
   if (i < count) detail::hash_keys_reference(keys, begin + i, count - i, spec, out + i);
 }
+#endif
 
 // Outside AVX-512 (whose groups find them), a batch of one width, 8 or 16
 // bytes, is hashed by the reference's functions with the width a
@@ -625,11 +622,10 @@ void hash_string_keys(const detail::KeyBatch& keys, std::size_t begin, std::size
     return hash_each_of_width<8>(first, count, spec, out);
   }
 #endif
-  if constexpr (kVectorStrings) {
-    hash_strings<Offset>(keys, begin, count, spec, out);
-  } else {
-    detail::hash_keys_reference(keys, begin, count, spec, out);
-  }
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX2
+  if constexpr (kVectorStrings) return hash_strings<Offset>(keys, begin, count, spec, out);
+#endif
+  detail::hash_keys_reference(keys, begin, count, spec, out);
 }
 
 inline void hash_keys(const detail::KeyBatch& keys, std::size_t begin, std::size_t count,
