@@ -60,7 +60,6 @@ inline constexpr bool kVectorStrings = true;
 inline constexpr std::uint64_t kVectorStringMax = 127;
 #else
 inline constexpr bool kVectorStrings = false;
-inline constexpr std::uint64_t kVectorStringMax = 511;
 #endif
 
 template <class Offset>
@@ -74,7 +73,8 @@ HWY_INLINE V64 load_offsets(const Offset* p) {
   }
 }
 
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX2  // the targets of kVectorStrings (SVE vectors cannot be struct members)
+// The targets of kVectorStrings only: SVE vectors cannot be struct members.
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX2
 // Each lane's 32 bytes at data + at[lane] as four vectors, word w of every
 // lane's 32 bytes in vector w. AVX-512: eight 32-byte loads transposed in
 // registers, four vinserti64x4, four vpunpck and four vshufi64x2 (in place of
