@@ -2,7 +2,8 @@
 // keys and strings all 16 bytes long (other strings of a call are hashed,
 // then added): CpuKernels::bloom_add_keys, on AVX-512 into a cacheline512
 // filter (strings: one in the cache); elsewhere the filter hashes, then adds
-// (bloom_add-inl.h).
+// (bloom_add-inl.h). And CpuKernels::bloom_add_owned_keys, the same loop past
+// the cache adding only one block owner's keys.
 // Declared here for simd.cc's kernel table and defined in a translation unit
 // of its own, bloom_add_keys.cc: compiled in simd.cc, its instantiations
 // changed GCC's inlining in unrelated kernels there (the AVX2 hll_add lost an
@@ -30,10 +31,15 @@ namespace probkit::cpu::HWY_NAMESPACE {
 bool bloom_add_keys(const detail::BloomRef& f, const detail::KeyBatch& keys, std::size_t begin,
                     std::size_t count, HashSpec spec, std::uint64_t* scratch);
 inline constexpr auto kBloomAddKeys = &bloom_add_keys;
+bool bloom_add_owned_keys(const detail::BloomRef& f, const detail::KeyBatch& keys, std::size_t begin,
+                          std::size_t count, HashSpec spec, detail::HashRange own, std::uint64_t* scratch);
+inline constexpr auto kBloomAddOwnedKeys = &bloom_add_owned_keys;
 #else
 inline constexpr bool (*kBloomAddKeys)(const detail::BloomRef&, const detail::KeyBatch&,
                                        std::size_t, std::size_t, HashSpec,
                                        std::uint64_t*) = nullptr;
+inline constexpr bool (*kBloomAddOwnedKeys)(const detail::BloomRef&, const detail::KeyBatch&, std::size_t,
+                                            std::size_t, HashSpec, detail::HashRange, std::uint64_t*) = nullptr;
 #endif
 
 }  // namespace probkit::cpu::HWY_NAMESPACE

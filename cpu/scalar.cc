@@ -106,10 +106,12 @@ OffsetsCheck check_offsets(const void* offsets, bool wide, std::size_t count, st
 }
 
 // No hash_screened: the HLL driver hashes, then the HLL kernel screens; no
-// bloom_contains_keys or bloom_add_keys: the filter hashes, then tests or adds.
+// bloom_contains_keys, bloom_add_keys or bloom_add_owned_keys: the filter
+// hashes, then tests or adds.
 constexpr CpuKernels kScalar{&hash_keys_reference, nullptr,  &bloom_add,
                              &bloom_contains,      &hll_add, &partition_hashes,
-                             &check_offsets,       nullptr,  nullptr};
+                             &check_offsets,       nullptr,  nullptr,
+                             nullptr};
 
 }  // namespace
 

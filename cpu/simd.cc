@@ -20,7 +20,8 @@ namespace probkit::cpu::HWY_NAMESPACE {
 #if HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
 const detail::CpuKernels kKernels{&hash_keys,      kHashScreened,      &bloom_add,
                                   &bloom_contains, &hll_add,           kPartitionHashes,
-                                  &check_offsets,  kBloomContainsKeys, kBloomAddKeys};
+                                  &check_offsets,  kBloomContainsKeys, kBloomAddKeys,
+                                  kBloomAddOwnedKeys};
 #endif
 }  // namespace probkit::cpu::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();

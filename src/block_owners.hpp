@@ -45,11 +45,56 @@ class HashOwners {
   }
   // The smallest h >> 32 whose block worker w owns.
   std::uint64_t first(unsigned w) const { return first_[w]; }
+  // The hashes whose blocks worker w owns: h >> 32 from first(w) up to the
+  // next worker's first. first(w) < 2^32 where workers <= num_blocks.
+  HashRange range(unsigned w) const {
+    const std::uint64_t lo = first_[w] << 32;
+    const std::uint64_t hi = w + 1 < workers_ ? (first_[w + 1] << 32) - 1 : ~std::uint64_t{0};
+    return {lo, hi - lo};
+  }
 
  private:
   std::uint64_t workers_;
   std::vector<std::uint64_t> first_;  // first_[w]: the smallest h >> 32 that worker w owns
 };
+
+// At most this many workers share a filter by going through the whole batch
+// each (for_each_owned_key_chunk): every worker hashes every key, which two
+// workers repay with what they no longer hand each other; more were not
+// measured (w workers hash each key w times).
+inline constexpr unsigned kOwnedKeysMaxWorkers = 2;
+
+// Multi-threaded Bloom insertion into one shared filter where the backend
+// hashes and adds one owner's keys in one loop (CpuKernels::
+// bloom_add_owned_keys): each worker goes through the whole batch, `chunk`
+// (<= kMaxKeyChunk) keys at a time, and adds the keys of its own blocks
+// (HashOwners::range): fn(unsigned worker, std::size_t first_key, std::size_t
+// count, HashRange own, std::uint64_t* buf), buf scratch of `chunk` hashes.
+// Nothing passes between the workers and none waits for another (a pool
+// thread that is late leaves its share to the calling thread). Against the
+// exchange (for_each_exchanged_hash_chunk), two workers, Zen 4 guest,
+// AVX3_DL, public add of 2^20 keys a call alternated call by call in one
+// process, medians of 21: cacheline512 k = 6, u64 keys / 16-byte strings,
+// 1 GiB 1.137 / 1.135, 256 MiB 1.128 / 1.133, 32 MiB 1.158 / 1.193, 16 MiB
+// 1.303 / 1.178, 4 MiB 0.896 / 0.803 in one run and 1.244 / 1.118 in the
+// next; parquet_sbbf 1 GiB 1.093 / 1.039, 32 MiB 1.092 / 1.104, 4 MiB
+// 1.282-1.297 / 1.118. (docs/PERF-NOTES.md, "Block owners: each worker
+// through the whole batch")
+template <class Fn>
+void for_each_owned_key_chunk(std::size_t n, unsigned workers, std::uint64_t num_blocks, Fn&& fn,
+                              std::size_t chunk) {
+  chunk = std::clamp<std::size_t>(chunk, 1, kMaxKeyChunk);
+  workers = static_cast<unsigned>(std::clamp<std::uint64_t>(workers, 1, num_blocks));
+  const HashOwners owners(workers, num_blocks);
+  run_workers(
+      workers,
+      [&](unsigned w) {
+        const HashRange own = owners.range(w);
+        alignas(64) std::uint64_t buf[kMaxKeyChunk];
+        for (std::size_t s = 0; s < n; s += chunk) fn(w, s, std::min(chunk, n - s), own, buf);
+      },
+      Shares::kIndependent);
+}
 
 // Asks for the cache lines of bytes [p, p + bytes) (a hint: p need not be
 // valid when bytes is 0).
@@ -192,7 +237,9 @@ inline std::size_t exchange_held_capacity(unsigned workers, std::size_t share) {
 // keys/s then, 90 now). The exchange also replaced each worker hashing the
 // whole batch, every key hashed and sifted twice (family 6 model 167 guest,
 // 32 MiB, u64: 21.3-22.3 -> 19.3-20.6 TSC cycles per key), and rounds
-// between barriers (2 workers, 32 MiB: 24.2-25.9 -> 19.2-20.2).
+// between barriers (2 workers, 32 MiB: 24.2-25.9 -> 19.2-20.2). With each
+// worker's keys hashed and added in one loop, the whole batch each came back
+// for two workers where the backend has that loop (for_each_owned_key_chunk).
 // (docs/PERF-NOTES.md, "Block owners: the exchange against earlier forms")
 // Uses min(workers, num_blocks, kMaxExchangeWorkers) workers.
 //

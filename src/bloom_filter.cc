@@ -153,11 +153,21 @@ void BloomFilter::add(const Keys& keys, Backend backend) {
   const unsigned workers = detail::workers_for(kb.n);
   const detail::BloomRef f = ref_of(storage_.data(), num_blocks_, k_, layout_);
   // Several workers write one filter (too large to copy, or a batch too small
-  // to repay the copies) by dividing its blocks (block_owners.hpp): each
+  // to repay the copies) by dividing its blocks (block_owners.hpp): two each
+  // go through the whole batch and add the keys of their own blocks, where
+  // the backend hashes and adds one owner's keys in one loop; else each
   // hands the others the hashes of their blocks.
   const bool shared = workers > 1 && (storage_.size() > kPrivateCopyMaxBytes || kb.n < storage_.size() / 8);
   const detail::BloomChunks chunks = detail::bloom_chunks(storage_.size(), kb.kind);
-  if (shared) {
+  if (shared && workers <= detail::kOwnedKeysMaxWorkers && c.kernels->bloom_add_owned_keys != nullptr &&
+      c.kernels->bloom_add_owned_keys(f, kb, 0, 0, hash_, {}, nullptr)) {
+    detail::for_each_owned_key_chunk(
+        kb.n, workers, num_blocks_,
+        [&](unsigned, std::size_t first, std::size_t count, detail::HashRange own, std::uint64_t* buf) {
+          c.kernels->bloom_add_owned_keys(f, kb, first, count, hash_, own, buf);
+        },
+        detail::kFusedLoopChunk);
+  } else if (shared) {
     detail::for_each_exchanged_hash_chunk(
         *c.kernels, kb, hash_, workers, num_blocks_,
         [&](const std::uint64_t* h, std::size_t n, detail::BloomLookahead around) {

@@ -28,8 +28,9 @@ namespace probkit::detail {
 namespace {
 
 // HashOwners must give each hash to the owner of its block, b * workers /
-// num_blocks, for every worker count up to the number of blocks, at the
-// edges of every share: the hashes whose high half is the first of a share's
+// num_blocks (and HashOwners::range(w) must hold it for that owner and no
+// other), for every worker count up to the number of blocks, at the edges of
+// every share: the hashes whose high half is the first of a share's
 // range and one below it, and the hashes around each multiple of 2^32 /
 // workers, where the estimate it corrects moves to the next worker.
 TEST(HashOwners, EachHashBelongsToItsBlocksOwner) {
@@ -51,6 +52,9 @@ TEST(HashOwners, EachHashBelongsToItsBlocksOwner) {
       for (std::uint64_t h : hashes) {
         const std::uint64_t owner = layout::block_index(h, nb) * workers / nb;
         ASSERT_EQ(owner_of(h), owner) << "nb " << nb << " workers " << workers << " h " << h;
+        for (unsigned w = 0; w < workers; ++w) {
+          ASSERT_EQ(owner_of.range(w).contains(h), w == owner) << "nb " << nb << " workers " << workers << " h " << h;
+        }
       }
     }
   }
@@ -463,9 +467,11 @@ TEST(CopyBuffers, KeptForTheNextCall) {
   free_kept_copy_buffers_for_testing();
 }
 
-// Both multi-threaded add paths (private copies; workers handing each other
-// the hashes of their blocks, two of them or more) build the 1-thread filter,
-// for every key kind that hashes differently.
+// Every multi-threaded add path (private copies; two workers each going
+// through the whole batch for the keys of their blocks, where the backend
+// has the loop for it: u64 keys and 16-byte strings past the cache; workers
+// handing each other the hashes of their blocks, two of them or more) builds
+// the 1-thread filter, for every key kind that hashes differently.
 TEST(MultiThreadedAdd, EveryPathBuildsTheOneThreadFilter) {
   std::vector<std::uint64_t> keys(300000);
   for (std::size_t i = 0; i < keys.size(); ++i) keys[i] = i * 0x9E3779B97F4A7C15ULL;
@@ -476,11 +482,19 @@ TEST(MultiThreadedAdd, EveryPathBuildsTheOneThreadFilter) {
     for (std::size_t b = 0; b < 1 + i % 13; ++b) data.push_back(static_cast<std::uint8_t>(keys[i] >> (8 * (b % 8))));
   }
   offsets.back() = static_cast<std::int32_t>(data.size());
-  const std::vector<Keys> batches{Keys(keys), Keys(Prehashed{keys}), Keys(StringBatch<std::int32_t>{offsets, data})};
-  // 1001 blocks: private copies; 40000 (2.4 MiB): shared, divided by block. An odd count leaves a parquet_sbbf
-  // filter 32 bytes past a multiple of 64, so that a private copy sized to whole 64-byte lines rounded down
-  // is written past its end (AddressSanitizer's run sees it; threads past the cores take copies of their own).
-  for (std::uint64_t nb : {std::uint64_t{1001}, std::uint64_t{40000}}) {
+  std::vector<std::int64_t> offsets16(keys.size() + 1);
+  std::vector<std::uint8_t> data16(16 * keys.size());
+  for (std::size_t i = 0; i <= keys.size(); ++i) offsets16[i] = static_cast<std::int64_t>(16 * i);
+  for (std::size_t i = 0; i < data16.size(); ++i) {
+    data16[i] = static_cast<std::uint8_t>((keys[i / 16] >> (8 * (i % 8))) ^ i);
+  }
+  const std::vector<Keys> batches{Keys(keys), Keys(Prehashed{keys}), Keys(StringBatch<std::int32_t>{offsets, data}),
+                                  Keys(StringBatch<std::int64_t>{offsets16, data16})};
+  // 1001 blocks: private copies; 40000 (2.4 MiB) and 2^18 (16 MiB of cacheline512, whose blocks the kernels
+  // prefetch in two levels): shared, divided by block. An odd count leaves a parquet_sbbf filter 32 bytes past
+  // a multiple of 64, so that a private copy sized to whole 64-byte lines rounded down is written past its end
+  // (AddressSanitizer's run sees it; threads past the cores take copies of their own).
+  for (std::uint64_t nb : {std::uint64_t{1001}, std::uint64_t{40000}, std::uint64_t{1} << 18}) {
     for (BloomLayout layout : {BloomLayout::Cacheline512, BloomLayout::ParquetSbbf}) {
       const std::uint32_t k = layout == BloomLayout::Cacheline512 ? 7 : 8;
       for (std::size_t b = 0; b < batches.size(); ++b) {

@@ -535,6 +535,119 @@ TEST_F(SimdKernels, BloomAddKeysMatchesHashThenAdd) {
   EXPECT_EQ(scalar_kernels().bloom_add_keys, nullptr) << "the reference hashes, then adds";
 }
 
+// bloom_add_owned_keys adds, of keys [begin, begin + n), exactly those whose
+// hash lies in `own`: what the reference sets for those hashes alone, into a
+// filter already holding other keys. Ranges: every hash, two owners' halves
+// split at a random point (so that two calls together add every key), one
+// that holds the largest hash only, one in the middle and one that holds no
+// key of the batch; u64 keys and 16-byte strings (the batch check's width
+// marked), both hashes, filters of either layout past the cache (one level
+// and, at 16 MiB, two), kPrefetchedLengths (kTwoLevelLengths at 16 MiB);
+// scratch random before. Where it declines (a filter in the cache; u32 and
+// pre-hashed keys; 8-byte strings and unmarked 16-byte ones) it returns false
+// and touches neither filter nor scratch. Present where bloom_add_keys is.
+TEST_F(SimdKernels, BloomAddOwnedKeysAddsOnlyTheOwnersKeys) {
+  const HashSpec specs[] = {HashSpec{}, HashSpec::redis()};
+  struct Kind {
+    KeyKind kind;
+    std::size_t string_len;
+    bool marked;
+  };
+  const Kind kinds[] = {{KeyKind::U64, 0, false},       {KeyKind::Offsets32, 16, true},
+                        {KeyKind::Offsets64, 16, true},  {KeyKind::U32, 0, false},
+                        {KeyKind::Prehashed, 0, false},  {KeyKind::Offsets32, 8, true},
+                        {KeyKind::Offsets64, 16, false}};
+  [[maybe_unused]] bool any = false;
+  for (const SimdTarget* t : targets_) {
+    SCOPED_TRACE(t->name);
+    const bool avx512 = (t->bit & (HWY_AVX3 | HWY_AVX3_DL)) != 0;
+    ASSERT_EQ(t->kernels->bloom_add_owned_keys != nullptr, avx512);
+    if (!avx512) continue;
+    any = true;
+    for (BloomLayout layout : {BloomLayout::Cacheline512, BloomLayout::ParquetSbbf}) {
+      // 1000 cacheline512 blocks: in the cache; 2^14: 1 MiB, prefetched in one level; 2^18: 16 MiB, two.
+      for (std::uint64_t cacheline_nb : {std::uint64_t{1000}, std::uint64_t{1} << 14, std::uint64_t{1} << 18}) {
+        const bool sbbf = layout == BloomLayout::ParquetSbbf;
+        const std::uint64_t nb = sbbf ? 2 * cacheline_nb : cacheline_nb;
+        const bool large = cacheline_nb != 1000;
+        const bool two_level = cacheline_nb == (std::uint64_t{1} << 18);
+        const std::vector<std::uint32_t> ks = sbbf ? std::vector<std::uint32_t>{layout::kSbbfK}
+                                                   : std::vector<std::uint32_t>{1, 6, 16};
+        for (std::uint32_t kk : ks) {
+          if (two_level && kk == 1) continue;
+          Filter want(nb, kk, layout), got(nb, kk, layout);
+          for (const auto& [kind, string_len, marked] : kinds) {
+            const bool strings = string_len != 0;
+            const bool taken = large && (kind == KeyKind::U64 || (strings && string_len == 16 && marked));
+            for (const HashSpec& spec : specs) {
+              for (std::size_t n : two_level ? kTwoLevelLengths : kPrefetchedLengths) {
+                if (!taken && n != 5 && n != 97) continue;  // declined whatever the count
+                std::vector<std::uint64_t> src;
+                std::optional<StringColumn> column;
+                KeyBatch kb;
+                if (strings) {
+                  column.emplace(rng_, n + 3, string_len, 0, StringColumn::Fixed::All);
+                  kb = column->batch(kind, marked);
+                } else {
+                  src = random_u64(rng_, n + 3);
+                  kb.kind = kind;
+                  kb.n = n + 3;
+                  kb.keys = src.data();
+                }
+                const std::size_t begin = n % 3;
+                std::vector<std::uint64_t> h(n);
+                if (n != 0) scalar_kernels().hash(kb, begin, n, spec, h.data());
+                const std::uint64_t split = rng_();
+                const std::uint64_t middle_lo = h.empty() ? 0 : std::min(h[0], h[n / 2]);
+                const std::uint64_t middle_hi = h.empty() ? 0 : std::max(h[0], h[n / 2]);
+                const HashRange ranges[] = {
+                    HashRange{},
+                    HashRange{0, split - 1},
+                    HashRange{split, ~std::uint64_t{0} - split},
+                    HashRange{~std::uint64_t{0}, 0},
+                    HashRange{middle_lo, middle_hi - middle_lo},
+                    HashRange{middle_lo, 0},  // the one hash middle_lo, held by a key of the batch
+                };
+                for (const HashRange& own : ranges) {
+                  if (two_level && &own - ranges > 2) break;  // 16 MiB: every hash and the two halves
+                  const std::vector<std::uint64_t> before = random_u64(rng_, 40);  // keys added earlier
+                  std::fill(want.words.begin(), want.words.end(), 0u);
+                  scalar_kernels().bloom_add(want.ref, before.data(), before.size(), {});
+                  got.words = want.words;
+                  std::vector<std::uint64_t> scratch = random_u64(rng_, n + 8);
+                  const std::vector<std::uint64_t> scratch_before = scratch;
+                  const bool done = t->kernels->bloom_add_owned_keys(got.ref, kb, begin, n, spec, own, scratch.data());
+                  ASSERT_EQ(done, taken) << "layout " << int(layout) << " nb " << nb << " k " << kk << " kind "
+                                         << int(kind) << " string length " << string_len << " marked " << marked;
+                  if (!done) {
+                    ASSERT_EQ(got.words, want.words) << "added while declining";
+                    ASSERT_EQ(scratch, scratch_before) << "wrote scratch while declining";
+                    break;
+                  }
+                  std::vector<std::uint64_t> mine;
+                  for (std::uint64_t x : h) {
+                    if (own.contains(x)) mine.push_back(x);
+                  }
+                  scalar_kernels().bloom_add(want.ref, mine.data(), mine.size(), {});
+                  ASSERT_EQ(got.words, want.words) << "layout " << int(layout) << " nb " << nb << " k " << kk
+                                                   << " n " << n << " kind " << int(kind) << " range " << own.lo
+                                                   << " + " << own.span << " (" << mine.size() << " keys its own)";
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+#if HWY_ARCH_X86_64
+  if (hwy::SupportedTargets() & (HWY_AVX3 | HWY_AVX3_DL)) {
+    EXPECT_TRUE(any) << "no AVX-512 target was tested";
+  }
+#endif
+  EXPECT_EQ(scalar_kernels().bloom_add_owned_keys, nullptr) << "the reference hashes, then adds";
+}
+
 // partition_hashes, every target and the scalar reference against the
 // definition: the hashes below the split in their order, then the others in
 // theirs, and nothing written past n. Splits: none below (0), all below

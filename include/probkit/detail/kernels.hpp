@@ -95,6 +95,16 @@ struct BloomRef {
   BloomLayout layout;
 };
 
+// The hashes whose blocks one of several workers owns (src/block_owners.hpp,
+// HashOwners::range): h - lo <= span, unsigned, so that a range may end at
+// 2^64 - 1. Block indices rise with h (layout::block_index), so each owner's
+// blocks are one range of hashes.
+struct HashRange {
+  std::uint64_t lo = 0;
+  std::uint64_t span = ~std::uint64_t{0};  // every hash
+  bool contains(std::uint64_t h) const { return h - lo <= span; }
+};
+
 // What CpuKernels::check_offsets found.
 struct OffsetsCheck {
   bool in_order = false;  // every offset <= limit, each but the first >= the one before
@@ -164,6 +174,15 @@ struct CpuKernels {
   // call with count 0 asks); null where it has none at all.
   bool (*bloom_add_keys)(const BloomRef& filter, const KeyBatch& keys, std::size_t begin, std::size_t count,
                          HashSpec spec, std::uint64_t* scratch);
+  // bloom_add_keys for one of the workers that divide a filter's blocks:
+  // hashes every key of [begin, begin + count) and adds, in the same loop,
+  // only those whose hash is in `own`, so that each worker can go through the
+  // whole batch and write its own blocks alone (src/block_owners.hpp,
+  // for_each_owned_key_chunk). scratch has room for count hashes. Returns
+  // false, having done nothing, where the backend has no such loop for this
+  // filter and batch (a call with count 0 asks); null where it has none.
+  bool (*bloom_add_owned_keys)(const BloomRef& filter, const KeyBatch& keys, std::size_t begin,
+                               std::size_t count, HashSpec spec, HashRange own, std::uint64_t* scratch);
 };
 
 const CpuKernels& scalar_kernels();
