@@ -56,7 +56,7 @@ bool bloom_add_owned_keys(const detail::BloomRef& f, const detail::KeyBatch& key
   if (count == 0) return true;
   using Ks = std::make_integer_sequence<std::uint32_t, layout::kMaxCachelineK>;
   const bool xxh = spec.kind == HashKind::Xxh64;
-  const auto* u64 = static_cast<const std::uint64_t*>(keys.keys) + begin;
+  const auto u64 = [&] { return static_cast<const std::uint64_t*>(keys.keys) + begin; };
   if (f.layout == BloomLayout::ParquetSbbf) {
     constexpr std::uint32_t kK = layout::kSbbfK;
     constexpr BloomLayout kSbbf = BloomLayout::ParquetSbbf;
@@ -66,7 +66,7 @@ bool bloom_add_owned_keys(const detail::BloomRef& f, const detail::KeyBatch& key
                                                                                 count, spec, own, scratch);
     } else {
       (xxh ? &add_owned_hashing_prefetched<Xxh64U64, kK, kSbbf>
-           : &add_owned_hashing_prefetched<Murmur64AU64, kK, kSbbf>)(f, u64, count, spec, own, scratch);
+           : &add_owned_hashing_prefetched<Murmur64AU64, kK, kSbbf>)(f, u64(), count, spec, own, scratch);
     }
     return true;
   }
@@ -78,7 +78,7 @@ bool bloom_add_owned_keys(const detail::BloomRef& f, const detail::KeyBatch& key
   }
   static constexpr auto kXxhLoops = add_owned_hashing_prefetched_loops<Xxh64U64>(Ks());
   static constexpr auto kMurmurLoops = add_owned_hashing_prefetched_loops<Murmur64AU64>(Ks());
-  (xxh ? kXxhLoops : kMurmurLoops)[f.k - 1](f, u64, count, spec, own, scratch);
+  (xxh ? kXxhLoops : kMurmurLoops)[f.k - 1](f, u64(), count, spec, own, scratch);
   return true;
 }
 
