@@ -144,16 +144,19 @@ std::uint64_t direct_reads_until(const Buffer& buf, std::uint64_t seed, Clock::t
 // and a probe that only looked 64 ahead read fewer lines than they did: on
 // the Zen 5 guest, 1 GiB, one thread, reads 235 M lines/s at 64 ahead,
 // 278-282 at 128, 263-272 at 256 (updates 229-234, 279-280, 256-264), with
-// contains and add at 1.09 and 1.08 of the 64-ahead probe. The last two
+// contains and add at 1.09 and 1.08 of the 64-ahead probe. The last three
 // prefetch each line in two levels as the kernels do from DRAM: into L2
 // `ahead` lines before its visit, then into L1 `l1` lines before it
 // (kernels.hpp: bloom_l1_prefetch_keys_ahead); where the kernels had come to
-// do so, the one-level probe no longer bounded them.
+// do so, the one-level probe no longer bounded them. The last goes into L1
+// 16 lines ahead, as the kernels' second prefetch does since it moved there
+// from 32 (the Zen 4 guest's 1 GiB reads, one thread: 128 and 16 ahead 203.8
+// M lines/s, 128 and 32 199.5, 256 and 16 196.0; 32 MiB 231.5, 236.2, 226.4).
 struct Schedule {
   std::size_t ahead;   // 0: the direct schedule
   std::size_t l1 = 0;  // 0: one level, into L1 `ahead` lines before
 };
-constexpr Schedule kSchedules[] = {{0}, {64}, {128}, {256}, {128, 32}, {256, 32}};
+constexpr Schedule kSchedules[] = {{0}, {64}, {128}, {256}, {128, 32}, {256, 32}, {128, 16}};
 constexpr std::size_t kMaxAhead = 256;
 
 // The prefetched schedule of both random-line probes: line indices in

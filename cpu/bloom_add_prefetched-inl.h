@@ -62,7 +62,8 @@ template <class Hash, std::uint32_t kK, BloomLayout kLayout, bool kOwned>
 HWY_INLINE void add_hashing_prefetched_body(const detail::BloomRef& f, const typename Hash::Key* keys,
                                             std::size_t count, HashSpec spec,
                                             [[maybe_unused]] detail::HashRange own, std::uint64_t* scratch) {
-  static_assert(detail::kBloomPrefetchKeysAhead % kAddGroup == 0 && detail::kBloomNearPrefetchKeysAhead % kAddGroup == 0,
+  static_assert(detail::kBloomPrefetchKeysAhead % kAddGroup == 0 && detail::kBloomNearPrefetchKeysAhead % kAddGroup == 0 &&
+                    detail::kBloomL1PrefetchKeysAhead % kAddGroup == 0,
                 "the steps add whole steps, from the first: the lead must be whole steps");
   char* const words = reinterpret_cast<char*>(f.words);
   [[maybe_unused]] const __m512i num_blocks = broadcast_block_count(f.num_blocks);

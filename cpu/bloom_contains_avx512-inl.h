@@ -304,7 +304,8 @@ HWY_NOINLINE std::uint64_t contains_hashing_prefetched(const detail::BloomRef& f
                                                        const typename Hash::Key* keys,
                                                        std::size_t count, HashSpec spec,
                                                        std::uint64_t* scratch, std::uint8_t* out) {
-  static_assert(detail::kBloomPrefetchKeysAhead % kK8Group == 0 && detail::kBloomNearPrefetchKeysAhead % kK8Group == 0,
+  static_assert(detail::kBloomPrefetchKeysAhead % kK8Group == 0 && detail::kBloomNearPrefetchKeysAhead % kK8Group == 0 &&
+                    detail::kBloomL1PrefetchKeysAhead % kK8Group == 0,
                 "the steps test whole steps, from the first: the lead must be whole steps");
   const Test test(f);
   const BlockPrefetch d = block_prefetch(f);

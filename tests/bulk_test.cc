@@ -245,11 +245,12 @@ TEST(ExchangedHashChunks, EachHashIsInsertedOnceByItsBlocksOwner) {
 // The prefetch distance at the edges of its size classes, and the drivers
 // carry exactly that many hashes ahead: none in cache, the near distance in
 // the L3's sizes, the far one from 16 MiB (kernels.hpp). From 16 MiB the
-// blocks go into L1 the near distance ahead, into L2 before that; below, into
-// L1 the whole distance ahead.
+// blocks go into L1 kBloomL1PrefetchKeysAhead ahead, into L2 before that;
+// below, into L1 the whole distance ahead.
 TEST(HashChunks, HashesAheadFollowTheFilterSize) {
   constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
   constexpr std::size_t kNear = kBloomNearPrefetchKeysAhead, kFar = kBloomPrefetchKeysAhead;
+  constexpr std::size_t kL1 = kBloomL1PrefetchKeysAhead;
   struct Case {
     std::uint64_t bytes;
     std::size_t ahead, l1;
@@ -258,9 +259,10 @@ TEST(HashChunks, HashesAheadFollowTheFilterSize) {
                         {kMiB - 1, 0, 0},
                         {kMiB, kNear, kNear},
                         {16 * kMiB - 1, kNear, kNear},
-                        {16 * kMiB, kFar, kNear},
-                        {std::uint64_t{1} << 40, kFar, kNear}};
+                        {16 * kMiB, kFar, kL1},
+                        {std::uint64_t{1} << 40, kFar, kL1}};
   EXPECT_LT(kBloomNearPrefetchKeysAhead, kBloomPrefetchKeysAhead);
+  EXPECT_LT(kBloomL1PrefetchKeysAhead, kBloomPrefetchKeysAhead);
   for (const auto& [bytes, ahead, l1] : cases) {
     EXPECT_EQ(bloom_prefetch_keys_ahead(bytes), ahead) << bytes << " bytes";
     EXPECT_EQ(bloom_l1_prefetch_keys_ahead(bytes), l1) << bytes << " bytes";

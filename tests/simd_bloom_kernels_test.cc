@@ -254,10 +254,12 @@ constexpr ContainsKeys kContainsKeys[] = {{KeyKind::U64, false},
 // Key counts for a fused loop into a filter that the kernels prefetch for:
 // fewer than one step, around the steps' lead (32 keys ahead for one level,
 // 96 for two) and past it, whole steps and a tail. For 16 MiB filters, whose
-// every pass is slow, those around the lead of two levels.
+// every pass is slow, those around the lead of two levels, around the second
+// prefetch's distance (kBloomL1PrefetchKeysAhead, 16) and the keys between a
+// key's two prefetches (80).
 const std::vector<std::size_t> kPrefetchedLengths = {0,  1,   7,   8,   9,   13,  31,   32,   33,
                                                      70, 95,  96,  97,  103, 104, 200,  1024, 100003};
-const std::vector<std::size_t> kTwoLevelLengths = {0, 9, 95, 96, 97, 104, 200, 1024, 100003};
+const std::vector<std::size_t> kTwoLevelLengths = {0, 9, 16, 17, 80, 81, 95, 96, 97, 104, 200, 1024, 100003};
 
 // bloom_contains_keys answers as `hash` then `bloom_contains` do: key counts
 // 0..13 and 70 (the pipeline's fill, drain and tail; for k = 1, 6, 8, 9, 16 at

@@ -59,9 +59,24 @@ inline constexpr std::size_t bloom_prefetch_keys_ahead(std::uint64_t filter_byte
 // ahead, M keys/s, medians of alternated rounds, two runs: add 1 GiB 79.3 ->
 // 130.5 and 74.5 -> 103.6, 32 MiB 103.8 -> 186.3 and 93.3 -> 184.4
 // (docs/PERF-NOTES.md, "Two-level block prefetching").
+// The second prefetch comes kBloomL1PrefetchKeysAhead keys ahead, later than
+// the one-level distance: the later it comes, the likelier its line is in L2
+// by then and the shorter it holds its buffer. Same guest, public API, u64
+// keys, one thread, call by call in one process, 16 against 32 keys ahead,
+// medians of 21-31 calls a form: contains 1 GiB 1.069-1.127, 256 MiB 1.078,
+// 64 MiB 1.093, 16 MiB 1.067, two threads 1.115; add 1 GiB 1.010-1.049, 64
+// MiB 1.024, 16 MiB 1.054; 8 ahead read as 16 (docs/PERF-NOTES.md, "Two-level
+// block prefetching: the second prefetch 16 keys ahead").
+inline constexpr std::size_t kBloomL1PrefetchKeysAhead = 16;
+// The add's per-key tail relies on its eight-key steps having prefetched at
+// least eight keys past their last, and the fused loops step whole groups of
+// eight keys between a key's two prefetches (cpu/bloom_add-inl.h,
+// cpu/bloom_add_prefetched-inl.h).
+static_assert(8 <= kBloomL1PrefetchKeysAhead && kBloomL1PrefetchKeysAhead < kBloomPrefetchKeysAhead &&
+              kBloomL1PrefetchKeysAhead % 8 == 0);
 inline constexpr std::size_t bloom_l1_prefetch_keys_ahead(std::uint64_t filter_bytes) {
   return filter_bytes < kBloomFarPrefetchMinBytes ? bloom_prefetch_keys_ahead(filter_bytes)
-                                                  : kBloomNearPrefetchKeysAhead;
+                                                  : kBloomL1PrefetchKeysAhead;
 }
 
 // Where a Bloom kernel call sits in its driver's run of calls, so that the
