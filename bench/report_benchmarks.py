@@ -205,7 +205,8 @@ throughput a speed-of-light probe measured in the same process on a buffer of th
 for HLL and hashing the sequential read rate of the key column in keys/s; "÷ probe" is the ratio.
 The probe is a plain loop (the best of a direct schedule and prefetches 64, 128 and 256 lines ahead
 into L1, and from commit 33b9e21 on also 128 and 256 ahead into L2 with 32 ahead into L1, as the
-kernels prefetch from DRAM since e0f7f64), not a proof of the hardware's limit: a ratio a little above 1 means the kernel keeps more misses in
+kernels prefetch from DRAM since e0f7f64, and from 169cbd5 on also 128 ahead into L2 with 16 into L1, as
+they do since), not a proof of the hardware's limit: a ratio a little above 1 means the kernel keeps more misses in
 flight than it does.
 Filters are loaded to 10 bits/key (cacheline512 k = 6, parquet_sbbf k = 8) and queried with batches
 of 2^20 keys, half of them inserted; keys come from pools of 16 × 2^20 so that a 1 GiB filter is not
