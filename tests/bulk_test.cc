@@ -244,7 +244,7 @@ TEST(ExchangedHashChunks, EachHashIsInsertedOnceByItsBlocksOwner) {
 
 // The prefetch distance at the edges of its size classes, and the drivers
 // carry exactly that many hashes ahead: none in cache, the near distance in
-// the L3's sizes, the far one from 16 MiB (kernels.hpp). From 16 MiB the
+// the L3's sizes, the far one from 8 MiB (kernels.hpp). From 8 MiB the
 // blocks go into L1 kBloomL1PrefetchKeysAhead ahead, into L2 before that;
 // below, into L1 the whole distance ahead.
 TEST(HashChunks, HashesAheadFollowTheFilterSize) {
@@ -258,8 +258,8 @@ TEST(HashChunks, HashesAheadFollowTheFilterSize) {
   const Case cases[] = {{0, 0, 0},
                         {kMiB - 1, 0, 0},
                         {kMiB, kNear, kNear},
-                        {16 * kMiB - 1, kNear, kNear},
-                        {16 * kMiB, kFar, kL1},
+                        {8 * kMiB - 1, kNear, kNear},
+                        {8 * kMiB, kFar, kL1},
                         {std::uint64_t{1} << 40, kFar, kL1}};
   EXPECT_LT(kBloomNearPrefetchKeysAhead, kBloomPrefetchKeysAhead);
   EXPECT_LT(kBloomL1PrefetchKeysAhead, kBloomPrefetchKeysAhead);

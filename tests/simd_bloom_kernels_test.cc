@@ -253,10 +253,13 @@ constexpr ContainsKeys kContainsKeys[] = {{KeyKind::U64, false},
 
 // Key counts for a fused loop into a filter that the kernels prefetch for:
 // fewer than one step, around the steps' lead (32 keys ahead for one level,
-// 96 for two) and past it, whole steps and a tail. For 16 MiB filters, whose
+// 96 for two) and past it, whole steps and a tail. For two-level filters, whose
 // every pass is slow, those around the lead of two levels, around the second
 // prefetch's distance (kBloomL1PrefetchKeysAhead, 16) and the keys between a
 // key's two prefetches (80).
+// cacheline512 blocks of the smallest filter the kernels prefetch for in two
+// levels (kernels.hpp: kBloomFarPrefetchMinBytes, 8 MiB).
+constexpr std::uint64_t kTwoLevelBlocks = kBloomFarPrefetchMinBytes / 64;
 const std::vector<std::size_t> kPrefetchedLengths = {0,  1,   7,   8,   9,   13,  31,   32,   33,
                                                      70, 95,  96,  97,  103, 104, 200,  1024, 100003};
 const std::vector<std::size_t> kTwoLevelLengths = {0, 9, 16, 17, 80, 81, 95, 96, 97, 104, 200, 1024, 100003};
@@ -275,9 +278,9 @@ const std::vector<std::size_t> kTwoLevelLengths = {0, 9, 16, 17, 80, 81, 95, 96,
 TEST_F(SimdKernels, BloomContainsKeysMatchesHashThenContains) {
   const HashSpec specs[] = {HashSpec{}, HashSpec::redis(), {HashKind::Xxh64, 0x5eed}};
   // 2^14 blocks: 1 MiB of cacheline512, the first size the kernels prefetch
-  // for; 2^18: 16 MiB, the first they prefetch for in two levels (parquet_sbbf:
-  // twice the blocks, the same sizes).
-  const std::uint64_t block_counts[] = {1, 1000, std::uint64_t{1} << 14, std::uint64_t{1} << 18};
+  // for; kTwoLevelBlocks (8 MiB), the first they prefetch for in two levels
+  // (parquet_sbbf: twice the blocks, the same sizes).
+  const std::uint64_t block_counts[] = {1, 1000, std::uint64_t{1} << 14, kTwoLevelBlocks};
   constexpr std::uint8_t kUntouched = 0xA5;
   constexpr std::uint64_t kHitsBefore = 7;
   [[maybe_unused]] bool any = false;
@@ -296,8 +299,8 @@ TEST_F(SimdKernels, BloomContainsKeysMatchesHashThenContains) {
           const std::uint32_t kk = layout == BloomLayout::Cacheline512 ? k : layout::kSbbfK;
           if (layout == BloomLayout::ParquetSbbf && k != 1) continue;
           const bool every_length = nb == 1000 && (kk == 1 || kk == 6 || kk == 8 || kk == 9 || kk == 16);
-          // The fused loops' steps differ by k as the in-cache ones do: at 16 MiB two k suffice.
-          const bool two_level = cacheline_nb == (std::uint64_t{1} << 18);
+          // The fused loops' steps differ by k as the in-cache ones do: in two levels two k suffice.
+          const bool two_level = cacheline_nb == kTwoLevelBlocks;
           if (two_level && !sbbf && kk != 6 && kk != 16) continue;
           Filter f(nb, kk, layout);
           const std::size_t bytes = nb * layout::block_bytes(layout);
@@ -429,8 +432,8 @@ TEST_F(SimdKernels, BloomContainsKeysDeclinesOtherKeyKinds) {
 TEST_F(SimdKernels, BloomAddKeysMatchesHashThenAdd) {
   const HashSpec specs[] = {HashSpec{}, HashSpec::redis(), {HashKind::Xxh64, 0x5eed}};
   // 2^14 blocks: 1 MiB of cacheline512, the first size the kernels prefetch
-  // for; 2^18: 16 MiB, the first they prefetch for in two levels.
-  const std::uint64_t block_counts[] = {1, 1000, std::uint64_t{1} << 14, std::uint64_t{1} << 18};
+  // for; kTwoLevelBlocks (8 MiB), the first they prefetch for in two levels.
+  const std::uint64_t block_counts[] = {1, 1000, std::uint64_t{1} << 14, kTwoLevelBlocks};
   // Strings: 16 bytes each (the fused loop), 8 bytes each, and mostly 16 with others among them (hashed, then
   // added, in the same call); both offset widths.
   struct Kind {
@@ -463,9 +466,9 @@ TEST_F(SimdKernels, BloomAddKeysMatchesHashThenAdd) {
           if (layout == BloomLayout::ParquetSbbf && k != 1) continue;
           const std::size_t bytes = nb * layout::block_bytes(layout);
           const bool large = bytes >= (std::size_t{1} << 20);  // the kernels prefetch for it
-          const bool two_level = cacheline_nb == (std::uint64_t{1} << 18);
+          const bool two_level = cacheline_nb == kTwoLevelBlocks;
           if (large && layout == BloomLayout::Cacheline512) {
-            // Its loop takes no table masks (masks_from_table): one mask source suffices; at 16 MiB, two k.
+            // Its loop takes no table masks (masks_from_table): one mask source suffices; in two levels, two k.
             if (table || (kk != 1 && kk != 6 && kk != 9 && kk != 16)) continue;
             if (two_level && kk != 6 && kk != 16) continue;
           }
@@ -543,8 +546,8 @@ TEST_F(SimdKernels, BloomAddKeysMatchesHashThenAdd) {
 // split at a random point (so that two calls together add every key), one
 // that holds the largest hash only, one in the middle and one that holds no
 // key of the batch; u64 keys and 16-byte strings (the batch check's width
-// marked), both hashes, filters of either layout past the cache (one level
-// and, at 16 MiB, two), kPrefetchedLengths (kTwoLevelLengths at 16 MiB);
+// marked), both hashes, filters of either layout past the cache (prefetched
+// in one level and in two), kPrefetchedLengths (kTwoLevelLengths in two);
 // scratch random before. Where it declines (a filter in the cache; u32 and
 // pre-hashed keys; 8-byte strings and unmarked 16-byte ones) it returns false
 // and touches neither filter nor scratch. Present where bloom_add_keys is.
@@ -567,12 +570,12 @@ TEST_F(SimdKernels, BloomAddOwnedKeysAddsOnlyTheOwnersKeys) {
     if (!avx512) continue;
     any = true;
     for (BloomLayout layout : {BloomLayout::Cacheline512, BloomLayout::ParquetSbbf}) {
-      // 1000 cacheline512 blocks: in the cache; 2^14: 1 MiB, prefetched in one level; 2^18: 16 MiB, two.
-      for (std::uint64_t cacheline_nb : {std::uint64_t{1000}, std::uint64_t{1} << 14, std::uint64_t{1} << 18}) {
+      // 1000 cacheline512 blocks: in the cache; 2^14: 1 MiB, prefetched in one level; kTwoLevelBlocks, two.
+      for (std::uint64_t cacheline_nb : {std::uint64_t{1000}, std::uint64_t{1} << 14, kTwoLevelBlocks}) {
         const bool sbbf = layout == BloomLayout::ParquetSbbf;
         const std::uint64_t nb = sbbf ? 2 * cacheline_nb : cacheline_nb;
         const bool large = cacheline_nb != 1000;
-        const bool two_level = cacheline_nb == (std::uint64_t{1} << 18);
+        const bool two_level = cacheline_nb == kTwoLevelBlocks;
         const std::vector<std::uint32_t> ks = sbbf ? std::vector<std::uint32_t>{layout::kSbbfK}
                                                    : std::vector<std::uint32_t>{1, 6, 16};
         for (std::uint32_t kk : ks) {
@@ -611,7 +614,7 @@ TEST_F(SimdKernels, BloomAddOwnedKeysAddsOnlyTheOwnersKeys) {
                     HashRange{middle_lo, 0},  // the one hash middle_lo, held by a key of the batch
                 };
                 for (const HashRange& own : ranges) {
-                  if (two_level && &own - ranges > 2) break;  // 16 MiB: every hash and the two halves
+                  if (two_level && &own - ranges > 2) break;  // two levels: every hash and the two halves
                   const std::vector<std::uint64_t> before = random_u64(rng_, 40);  // keys added earlier
                   std::fill(want.words.begin(), want.words.end(), 0u);
                   scalar_kernels().bloom_add(want.ref, before.data(), before.size(), {});

@@ -22,8 +22,17 @@ namespace probkit::detail {
 // 12.68-13.22 -> 14.25-14.51.
 inline constexpr std::uint64_t kBloomPrefetchMinBytes = std::uint64_t{1} << 20;
 // From this size on a filter's blocks come mostly from DRAM, and the kernels
-// prefetch them further ahead.
-inline constexpr std::uint64_t kBloomFarPrefetchMinBytes = std::uint64_t{16} << 20;
+// prefetch them further ahead (into L2 kBloomPrefetchKeysAhead keys ahead,
+// then into L1). Where the last level cache is shared (a guest's vCPUs beside
+// other tenants), filters well below its size already come from DRAM: Zen 4
+// guest (32 MiB L3), AVX3_DL, public API, one thread, u64 keys, call by call
+// in one process, from 8 MiB against from 16 MiB, medians of 21 calls:
+// contains 8 MiB 0.991-1.125, 10 MiB 1.154, 12 MiB 1.441, 14 MiB 2.041; add
+// 1.189-1.224, 1.264, 1.430, 1.616; at 12 MiB 16-byte strings 1.380 / 1.288,
+// parquet_sbbf contains 1.383, AVX2 pinned 1.219 / 1.035, two threads 1.033 /
+// 1.015; from 4 MiB lost at 4 and 6 MiB (contains 0.828, 0.853)
+// (docs/PERF-NOTES.md, "Two-level block prefetching from 8 MiB").
+inline constexpr std::uint64_t kBloomFarPrefetchMinBytes = std::uint64_t{8} << 20;
 // How many keys ahead the kernels prefetch a filter's blocks (0: they do not),
 // and so how many hashes of the next keys a chunk carries for them
 // (BloomLookahead::ahead). From DRAM the distance must cover the miss
