@@ -251,15 +251,16 @@ constexpr ContainsKeys kContainsKeys[] = {{KeyKind::U64, false},
                                           {KeyKind::Offsets64, true},
                                           {KeyKind::Offsets64, false}};
 
+// cacheline512 blocks of the smallest filter the kernels prefetch for in two
+// levels (kernels.hpp: kBloomFarPrefetchMinBytes, 8 MiB).
+constexpr std::uint64_t kTwoLevelBlocks = kBloomFarPrefetchMinBytes / 64;
+
 // Key counts for a fused loop into a filter that the kernels prefetch for:
 // fewer than one step, around the steps' lead (32 keys ahead for one level,
 // 96 for two) and past it, whole steps and a tail. For two-level filters, whose
 // every pass is slow, those around the lead of two levels, around the second
 // prefetch's distance (kBloomL1PrefetchKeysAhead, 16) and the keys between a
 // key's two prefetches (80).
-// cacheline512 blocks of the smallest filter the kernels prefetch for in two
-// levels (kernels.hpp: kBloomFarPrefetchMinBytes, 8 MiB).
-constexpr std::uint64_t kTwoLevelBlocks = kBloomFarPrefetchMinBytes / 64;
 const std::vector<std::size_t> kPrefetchedLengths = {0,  1,   7,   8,   9,   13,  31,   32,   33,
                                                      70, 95,  96,  97,  103, 104, 200,  1024, 100003};
 const std::vector<std::size_t> kTwoLevelLengths = {0, 9, 16, 17, 80, 81, 95, 96, 97, 104, 200, 1024, 100003};
