@@ -24,6 +24,12 @@ const char* to_string(Op op) { return op == Op::Add ? "add" : op == Op::Contains
 const char* to_string(BloomLayout l) { return l == BloomLayout::Cacheline512 ? "cacheline512" : "parquet_sbbf"; }
 
 constexpr std::size_t kSizes[] = {std::size_t{256} << 10, std::size_t{32} << 20, std::size_t{1} << 30};
+// The sizes between them, for the plots of throughput against filter size and
+// the prefetch thresholds that lie there (detail/kernels.hpp: one prefetch a
+// block from 1 MiB, two from 8 MiB): u64 contains and add into cacheline512,
+// one thread, the best target (and AVX2 below it).
+constexpr std::size_t kSweepSizes[] = {std::size_t{1} << 20, std::size_t{4} << 20, std::size_t{8} << 20,
+                                       std::size_t{16} << 20, std::size_t{128} << 20};
 // The filters are loaded to 10 bits per key, k = 6 for cacheline512, the
 // design point of the floors.
 constexpr double kBitsPerKey = 10.0;
@@ -71,7 +77,8 @@ BloomFilter loaded_filter(BloomLayout layout, std::size_t bytes, std::uint32_t k
 // interleaving) without building a filter twice: 32 MiB and 1 GiB together
 // hold about 5 GiB (both layouts, loaded and empty, and their query pools;
 // bloom_add_owned adds the insertion pool's hashes split by owner, 128 MiB
-// per thread count, and the pre-hashed pool they come from, 128 MiB).
+// per thread count, and the pre-hashed pool they come from, 128 MiB), the
+// sweep's 128 MiB (one layout and key type) about 400 MiB more.
 struct SizeState {
   std::map<std::pair<BloomLayout, std::uint32_t>, std::unique_ptr<BloomFilter>> loaded;  // by layout and k
   std::map<std::pair<BloomLayout, std::uint32_t>, std::unique_ptr<BloomFilter>> empty;   // by layout and k
@@ -307,6 +314,18 @@ void register_bloom_benchmarks() {
         }
       }
     }
+  }
+  // The sizes between, on the best target (the reference where it is the only engine) and AVX2 below it,
+  // which the full matrix measures at its smallest and largest size only: here also at the middle one, so
+  // that its plotted line runs through.
+  for (std::size_t bytes : kSweepSizes) {
+    for (const Engine* e : {&all[all.size() > 1 ? 1 : 0], avx2_below_best(all)}) {
+      if (e == nullptr) continue;
+      for (Op op : {Op::Add, Op::Contains}) add_one(op, BloomLayout::Cacheline512, KeyType::U64, bytes, *e, 1);
+    }
+  }
+  if (const Engine* avx2 = avx2_below_best(all)) {
+    for (Op op : {Op::Add, Op::Contains}) add_one(op, BloomLayout::Cacheline512, KeyType::U64, kSizes[1], *avx2, 1);
   }
   // contains and add by k: the reference, the best target and AVX2 below it.
   for (const Engine* e : {&all.front(), all.size() > 1 ? &all[1] : nullptr, avx2_below_best(all)}) {

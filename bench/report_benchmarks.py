@@ -2,7 +2,7 @@
 function of the run."""
 import os
 
-from report_data import SIZES, mps, ratio, table
+from report_data import LARGE_BYTES, mps, ratio, size_bytes, table
 from report_peers import peers_section, peers_title
 from report_plots import plot_bloom
 from report_targets import floors_section, probes_section, split_section
@@ -16,7 +16,7 @@ def bloom_section(b):
     for op, layout in cases:
         rows = []
         for keys in ("u64", "str16"):
-            for s in SIZES:
+            for s in b.sizes:
                 for t in sorted({r["threads"] for r in b.rows}):
                     cells = [keys, s, t]
                     any_ = False
@@ -142,7 +142,7 @@ def keys_check_section(b):
 
 def repetitions_line(b):
     def large(r):
-        return r.get("size") in ("32MiB", "1GiB")
+        return r["bench"].startswith("bloom_") and size_bytes(r["size"]) >= LARGE_BYTES
 
     def reps(rows):
         return max((r["repetitions"] for r in rows), default=0)
@@ -152,12 +152,12 @@ def repetitions_line(b):
         return f"Every figure is the **median of {reps(b.rows)} repetitions**."
     if all(r.get("interleaved") for r in large_rows):
         how_large = (f"of {reps(large_rows)} repetitions, shuffled together likewise in a run of their own, for "
-                     "32 MiB and 1 GiB filters, whose repetitions each page in a filter of up to 1 GiB")
+                     "filters of 32 MiB and more, whose repetitions each page in a filter of up to 1 GiB")
     else:
-        how_large = (f"of {reps(large_rows)} repetitions back to back for 32 MiB and 1 GiB filters, which take "
+        how_large = (f"of {reps(large_rows)} repetitions back to back for filters of 32 MiB and more, which take "
                      "seconds to build")
     return (f"Every figure is a **median**: of {reps(small_rows)} repetitions shuffled together with the other "
-            f"benchmarks' (random interleaving) for 256 KiB filters, HLL and hashing, which set up in moments; "
+            f"benchmarks' (random interleaving) for filters under 32 MiB, HLL and hashing, which set up in moments; "
             f"{how_large}.")
 
 

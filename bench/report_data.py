@@ -5,8 +5,13 @@ import json
 import os
 import statistics
 
+# The Bloom benchmarks' filter sizes: the full matrix's (SIZES), and between them the sizes of a sweep of one
+# thread's u64 contains and add (bloom_bench.cc's kSweepSizes; earlier runs have none), which Bench.sizes lists
+# with them where a run measured them.
 SIZES = ["256KiB", "32MiB", "1GiB"]
-SIZE_BYTES = {"256KiB": 256 << 10, "32MiB": 32 << 20, "1GiB": 1 << 30}
+# Filters whose repetitions page in a buffer of 32 MiB or more run apart (scripts/bench-report.sh).
+LARGE_BYTES = 32 << 20
+
 COUNTERS = ("keys_per_s", "probe", "vs_probe", "reference", "vs_reference", "hit_rate", "keys_per_cpu_s",
             "probe_cpu", "vs_probe_cpu", "reference_cpu", "vs_reference_cpu")
 # The two benchmark files of a run: bench.json the large filters (or a BENCH_FILTER run's selection, alone),
@@ -16,6 +21,19 @@ BENCH_FILES = ("bench.json", "bench_interleaved.json")
 
 class ReportError(Exception):
     """Inputs the report cannot be made from (missing, or from different runs): report.py exits non-zero."""
+
+
+def size_bytes(label):
+    """A size label as bloom_bench.cc writes it (256KiB, 8MiB, 1GiB) in bytes."""
+    for unit, shift in (("KiB", 10), ("MiB", 20), ("GiB", 30)):
+        if label.endswith(unit):
+            return int(label[:-3]) << shift
+    raise ReportError(f"not a filter size: {label!r}")
+
+
+def size_words(label):
+    """32MiB -> 32 MiB."""
+    return label[:-3] + " " + label[-3:]
 
 
 # -- loading -----------------------------------------------------------------
@@ -231,6 +249,9 @@ class Bench:
         self.engines = [e for e in ctx.get("probkit_engines", "scalar").split(",") if e]
         self.best = self.engines[1] if len(self.engines) > 1 else self.engines[0]
         self.all_threads = int(ctx.get("probkit_threads_all", machine.get("vcpus", machine.get("cores", 1))))
+        # Every filter size a Bloom benchmark of the run measured, smallest first.
+        self.sizes = sorted({r["size"] for r in rows if r["bench"].startswith("bloom_") and r.get("size")},
+                            key=size_bytes)
 
     def get(self, bench, **kw):
         return find(self.rows, bench=bench, **kw)
@@ -253,9 +274,10 @@ class Bench:
     def holds(self, source):
         """What a benchmark file holds, in words: its filter sizes where it has nothing else."""
         rows = [r for r in self.rows if r["source"] == source]
-        sizes = [s for s in SIZES if any(r.get("size") == s for r in rows)]
+        sizes = [s for s in self.sizes if any(r.get("size") == s for r in rows)]
         if sizes and len(self.contexts) > 1 and all(r.get("size") in sizes for r in rows):
-            return " and ".join(s[:-3] + " " + s[-3:] for s in sizes) + " filters"  # 32MiB -> 32 MiB
+            return ", ".join(size_words(s) for s in sizes[:-1]) + (" and " if len(sizes) > 1 else "") + \
+                size_words(sizes[-1]) + " filters"
         return "the rest" if source == "bench_interleaved.json" else "its benchmarks"
 
     def probe_spread(self, key, size, threads, bench=None):

@@ -7,7 +7,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from report_data import SIZE_BYTES, SIZES  # noqa: E402
+from report_data import size_bytes, size_words  # noqa: E402
 
 DPI = 80
 
@@ -17,14 +17,15 @@ def plot_bloom(b, docs, op, layout, threads, fname):
     dotted); per wall-clock second (left) and per CPU second (right). A probe at a size is the median of the
     probes measured beside each benchmark. Returns False, and writes nothing, where the run measured no engine
     at this layout and thread count (a BENCH_FILTER run's selection)."""
-    if not any(b.get(f"bloom_{op}", layout=layout, keys="u64", size=s, engine=e, threads=threads)
-               for e in b.engines for s in SIZES):
+    sizes = [s for s in b.sizes if any(b.get(f"bloom_{op}", layout=layout, keys="u64", size=s, engine=e,
+                                             threads=threads) for e in b.engines)]
+    if not sizes:
         return False
     fig, axes = plt.subplots(1, 2, figsize=(9.6, 3.6))
-    xs = [SIZE_BYTES[s] for s in SIZES]
+    xs = [size_bytes(s) for s in sizes]
 
     def probe_line(key):
-        spreads = [b.probe_spread(key, s, threads, bench=f"bloom_{op}") for s in SIZES]
+        spreads = [b.probe_spread(key, s, threads, bench=f"bloom_{op}") for s in sizes]
         return [x[0] / 1e6 if x else math.nan for x in spreads]
 
     for ax, (rate, probe_key, what) in zip(axes, (("keys_per_s", "probe", "per wall-clock second"),
@@ -33,18 +34,18 @@ def plot_bloom(b, docs, op, layout, threads, fname):
         updates = probe_line("reference" if probe_key == "probe" else "reference_cpu") if op == "add" else []
         for e in b.engines:
             ys = []
-            for s in SIZES:
+            for s in sizes:
                 r = b.get(f"bloom_{op}", layout=layout, keys="u64", size=s, engine=e, threads=threads)
                 ys.append(r[rate] / 1e6 if r and r.get(rate) else math.nan)
             if all(math.isnan(y) for y in ys):
                 continue
-            ax.plot(xs, ys, marker="o", label=e)
+            ax.plot(xs, ys, marker="o", label=e)  # broken where not measured, not drawn across
         ax.plot(xs, probe, "k--", label="probe: random 64-B reads")
         if not all(math.isnan(y) for y in updates):
             ax.plot(xs, updates, "k:", label="probe: random 64-B updates")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
-        ax.set_xticks(xs, SIZES)
+        ax.set_xticks(xs, [size_words(s) for s in sizes], fontsize=7)
         ax.set_xlabel("filter size")
         ax.set_ylabel("M keys/s (u64)")
         ax.set_title(what, fontsize=10)

@@ -2,7 +2,7 @@
 the in-cache rates split into hashing and kernel) and on the speed-of-light probes of the run."""
 import math
 
-from report_data import SIZES, mps, mps_step, ratio, spread, table
+from report_data import mps, mps_step, ratio, spread, table
 
 # Issue 4's in-cache targets (M keys/s, one thread, u64 keys, 256 KiB cacheline512), quoted by the floors
 # table and by the hash/kernel split.
@@ -393,7 +393,7 @@ def probes_section(b):
         return f"{mps(med)} ({mps(lo)}–{mps(hi)})"
     threads = sorted({r["threads"] for r in b.rows})
     rows = []
-    for s in SIZES:
+    for s in b.sizes:
         for t in threads:
             reads = b.probe_spread("probe", s, t)
             updates = b.probe_spread("reference", s, t, bench="bloom_add")

@@ -95,11 +95,12 @@ if [[ -z ${SKIP_BENCH:-} ]]; then
     rm -f "$stage/data/$mine/bench_interleaved.json"  # from an earlier run: not to be mixed with this one
     gone+=("$mine/bench_interleaved.json")
   else
-    # Filters larger than the cache take seconds to build (once per size: the program keeps them) and each
-    # repetition pages its filter in, so they run apart, with fewer repetitions, shuffled together too
-    # (--quick leaves out 1 GiB).
-    large='size=(32MiB|1GiB)'
-    [[ $mode == --quick ]] && large='size=32MiB'
+    # Filters of 32 MiB and more (bench/report_data.py's LARGE_BYTES) take seconds to build (once per size:
+    # the program keeps them) and each repetition pages its filter in, so they run apart, with fewer
+    # repetitions, shuffled together too (--quick leaves out 1 GiB).
+    large_sizes='32MiB|128MiB|1GiB'
+    large="size=($large_sizes)"
+    [[ $mode == --quick ]] && large='size=(32MiB|128MiB)'
     echo "bench-report: probkit_bench ($large, interleaved)" >&2
     bench bench.json --benchmark_filter="$large" --benchmark_repetitions="$reps" \
       --benchmark_enable_random_interleaving=true
@@ -107,7 +108,7 @@ if [[ -z ${SKIP_BENCH:-} ]]; then
     # that a burst of other work on a shared machine falls on many benchmarks a little instead of deciding
     # one, and on the 1- and all-threads runs of a speed-up alike. More repetitions, as each is shorter.
     echo "bench-report: probkit_bench (the rest, interleaved)" >&2
-    bench bench_interleaved.json --benchmark_filter="-size=(32MiB|1GiB)" \
+    bench bench_interleaved.json --benchmark_filter="-size=($large_sizes)" \
       --benchmark_repetitions=$((2 * reps + 1)) --benchmark_enable_random_interleaving=true
   fi
 fi

@@ -166,6 +166,22 @@ class ReportTest(unittest.TestCase):
         # what, engine, 1 thread, 2 threads, speed-up, met, probe's speed-up, ÷ probe at 1 and 2 threads
         self.assertEqual(row[:9], ["contains 1 GiB", "AVX2", "90.2", "171", "1.89", "yes", "1.89", "0.38", "0.45"])
 
+    def test_sweep_sizes_are_listed_in_order_of_size(self):
+        # The sweep's sizes between the full matrix's (bloom_bench.cc's kSweepSizes) are ordered by bytes, not
+        # as text ("128MiB" < "1GiB" < "256KiB" < "8MiB"), and a size label that is none is refused.
+        name = "bloom_contains/layout=cacheline512/keys=u64/size={}/engine=AVX2/threads=1"
+        write_run(self.data, "amd-f25-m1-avx2", RUN_A, ["scalar", "AVX2"],
+                  [bench_row(name.format(s), 100e6, probe=150e6) for s in ("1GiB", "8MiB", "256KiB", "128MiB")]
+                  + [bench_row("hash/keys=u64/hash=xxh64/engine=AVX2/threads=1", 1e9)])
+        (_, b, _), = report_data.load_machines(self.data)
+        self.assertEqual(b.sizes, ["256KiB", "8MiB", "128MiB", "1GiB"])
+        self.assertEqual([report_data.size_bytes(s) for s in b.sizes], [256 << 10, 8 << 20, 128 << 20, 1 << 30])
+        probes = report_targets.probes_section(b)
+        self.assertEqual([s for s in b.sizes if cells(probes, s, "1")], b.sizes)
+        self.assertLess(probes.index("| 8MiB |"), probes.index("| 128MiB |"))
+        with self.assertRaisesRegex(report_data.ReportError, "not a filter size"):
+            report_data.size_bytes("8MB")
+
     def test_split_judges_the_halves_as_printed(self):
         # The add kernel alone at 399.6 M/s was found below the 400 target and printed "kernel alone 400 M/s".
         write_run(self.data, "amd-f25-m1-avx2", RUN_A, ["scalar", "AVX2"],
