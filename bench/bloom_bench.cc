@@ -49,21 +49,37 @@ BloomFilter make_filter(BloomLayout layout, std::size_t bytes, std::uint32_t k =
 
 std::uint64_t fill_count(std::size_t bytes) { return static_cast<std::uint64_t>(8.0 * bytes / kBitsPerKey); }
 
-// The filter is loaded with fill_count(bytes) keys: string_count(bytes)
-// 16-byte strings (key indices 0, 1, ...) and the rest u64 keys (indices 0,
-// 1, ...), so either kind of query finds inserted keys. Strings are only as
-// many as the query pool can use: hashing 400 M strings to fill a 1 GiB
-// filter would cost more than all the benchmarks.
-std::uint64_t string_count(std::size_t bytes) {
-  return std::min<std::uint64_t>(fill_count(bytes) / 2, kPoolBatches * kBatchKeys / 2);
+// URL- and ID-like strings come in pools of 4 batches, not kPoolBatches: 4 M
+// URLs hold 250 MB, and 4 M keys still visit more lines of a 1 GiB filter
+// than an L3 holds.
+std::size_t pool_keys(KeyType type) {
+  return (type == KeyType::Url || type == KeyType::Id ? 4 : kPoolBatches) * kBatchKeys;
 }
-std::uint64_t u64_count(std::size_t bytes) { return fill_count(bytes) - string_count(bytes); }
+
+// The filter is loaded with fill_count(bytes) keys of every kind a query asks
+// about (key indices 0, 1, ... of each kind), so each kind of query finds
+// inserted keys: strings only as many as their query pool can use (half of
+// its keys are inserted ones; hashing 400 M strings to fill a 1 GiB filter
+// would cost more than all the benchmarks), u64 keys the rest.
+std::uint64_t inserted_count(KeyType type, std::size_t bytes) {
+  const auto strings = [&](KeyType t, std::uint64_t share) {
+    return std::min<std::uint64_t>(fill_count(bytes) / share, pool_keys(t) / 2);
+  };
+  switch (type) {
+    case KeyType::Str16: return strings(type, 2);
+    case KeyType::Url:
+    case KeyType::Id: return strings(type, 8);
+    default:  // u64 keys, and pre-hashed ones, which are their hashes
+      return fill_count(bytes) - strings(KeyType::Str16, 2) - strings(KeyType::Url, 8) - strings(KeyType::Id, 8);
+  }
+}
 
 BloomFilter loaded_filter(BloomLayout layout, std::size_t bytes, std::uint32_t k) {
   BloomFilter f = make_filter(layout, bytes, k);
   set_threads(0);
   constexpr std::uint64_t kChunk = std::uint64_t{1} << 22;
-  for (auto [type, n] : {std::pair{KeyType::U64, u64_count(bytes)}, std::pair{KeyType::Str16, string_count(bytes)}}) {
+  for (KeyType type : {KeyType::U64, KeyType::Str16, KeyType::Url, KeyType::Id}) {
+    const std::uint64_t n = inserted_count(type, bytes);
     for (std::uint64_t lo = 0; lo < n; lo += kChunk) {
       const KeyPool keys(type, std::min(kChunk, n - lo), [&](std::size_t j) { return lo + j; });
       f.add(keys.batch(0, keys.size()));
@@ -78,7 +94,8 @@ BloomFilter loaded_filter(BloomLayout layout, std::size_t bytes, std::uint32_t k
 // hold about 5 GiB (both layouts, loaded and empty, and their query pools;
 // bloom_add_owned adds the insertion pool's hashes split by owner, 128 MiB
 // per thread count, and the pre-hashed pool they come from, 128 MiB), the
-// sweep's 128 MiB (one layout and key type) about 400 MiB more.
+// sweep's 128 MiB (one layout and key type) about 400 MiB more, the URL- and
+// ID-like strings' pools (insertions and 1 GiB queries) about 700 MB.
 struct SizeState {
   std::map<std::pair<BloomLayout, std::uint32_t>, std::unique_ptr<BloomFilter>> loaded;  // by layout and k
   std::map<std::pair<BloomLayout, std::uint32_t>, std::unique_ptr<BloomFilter>> empty;   // by layout and k
@@ -108,8 +125,8 @@ BloomFilter& empty(BloomLayout layout, std::size_t bytes, std::uint32_t k = kCac
 const KeyPool& queries(KeyType type, std::size_t bytes) {
   auto& slot = state_for(bytes).queries[type];
   if (!slot) {
-    const std::uint64_t inserted = type == KeyType::Str16 ? string_count(bytes) : u64_count(bytes);
-    slot = std::make_unique<KeyPool>(type, kPoolBatches * kBatchKeys, [&](std::size_t j) -> std::uint64_t {
+    const std::uint64_t inserted = inserted_count(type, bytes);
+    slot = std::make_unique<KeyPool>(type, pool_keys(type), [&](std::size_t j) -> std::uint64_t {
       if (j % 2) return kFreshBase + j;
       const std::uint64_t r = key_u64(j ^ 0xABCDEF);
       return static_cast<std::uint64_t>((static_cast<unsigned __int128>(r) * inserted) >> 64);
@@ -123,8 +140,7 @@ const KeyPool& inserts(KeyType type) {
   static std::map<KeyType, std::unique_ptr<KeyPool>> pools;
   auto& slot = pools[type];
   if (!slot) {
-    slot = std::make_unique<KeyPool>(type, kPoolBatches * kBatchKeys,
-                                     [](std::size_t j) { return 2 * kFreshBase + j; });
+    slot = std::make_unique<KeyPool>(type, pool_keys(type), [](std::size_t j) { return 2 * kFreshBase + j; });
   }
   return *slot;
 }
@@ -159,7 +175,7 @@ void bm_bloom(benchmark::State& state, Op op, BloomLayout layout, KeyType type, 
   for (auto _ : state) {
     const Keys keys = pool.batch(batch * kBatchKeys, kBatchKeys);
     last = batch;
-    batch = (batch + 1) % kPoolBatches;
+    batch = (batch + 1) % (pool.size() / kBatchKeys);
     switch (op) {
       case Op::Add: target->add(keys, engine.backend); break;
       case Op::Contains: filter.contains(keys, out, engine.backend); break;
@@ -312,6 +328,15 @@ void register_bloom_benchmarks() {
         for (Op op : {Op::Add, Op::Contains}) {
           add_one(op, BloomLayout::Cacheline512, KeyType::Prehashed, bytes, e, 1);
         }
+      }
+    }
+  }
+  // URL- and ID-like strings (hashed with their lengths' forms, then tested or added) into the smallest and
+  // largest filter: the reference and the best target, one thread.
+  for (std::size_t bytes : {kSizes[0], kSizes[2]}) {
+    for (const Engine& e : main) {
+      for (KeyType type : {KeyType::Url, KeyType::Id}) {
+        for (Op op : {Op::Add, Op::Contains}) add_one(op, BloomLayout::Cacheline512, type, bytes, e, 1);
       }
     }
   }

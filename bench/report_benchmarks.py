@@ -15,7 +15,7 @@ def bloom_section(b):
     main = b.engines[:2]
     for op, layout in cases:
         rows = []
-        for keys in ("u64", "str16"):
+        for keys in ("u64", "str16", "url", "id"):
             for s in b.sizes:
                 for t in sorted({r["threads"] for r in b.rows}):
                     cells = [keys, s, t]
@@ -209,8 +209,12 @@ kernels prefetch from DRAM since e0f7f64, and from 169cbd5 on also 128 ahead int
 they do since), not a proof of the hardware's limit: a ratio a little above 1 means the kernel keeps more misses in
 flight than it does.
 Filters are loaded to 10 bits/key (cacheline512 k = 6, parquet_sbbf k = 8) and queried with batches
-of 2^20 keys, half of them inserted; keys come from pools of 16 × 2^20 so that a 1 GiB filter is not
-served from a large L3 cache.
+of 2^20 keys, half of them inserted; keys come from pools of 16 × 2^20 (URL- and ID-like strings, as
+in the HLL section, from pools of 4 × 2^20) so that a 1 GiB filter is not served from a large L3 cache.
+Between the full matrix's sizes (256 KiB, 32 MiB, 1 GiB), runs from commit 481ccbf on measure u64
+contains and add into cacheline512 filters of 1, 4, 8, 16 and 128 MiB too, at one thread, on the best
+target and AVX2 below it: the plots' points between, where the kernels' prefetching starts (1 MiB) and
+goes to two levels (8 MiB).
 
 ## Floors (issue 2) and targets (issue 4)
 
