@@ -5,10 +5,9 @@ import json
 import os
 import statistics
 
-# The Bloom benchmarks' filter sizes: the full matrix's (SIZES), and between them the sizes of a sweep of one
-# thread's u64 contains and add (bloom_bench.cc's kSweepSizes; earlier runs have none), which Bench.sizes lists
-# with them where a run measured them.
-SIZES = ["256KiB", "32MiB", "1GiB"]
+# The Bloom benchmarks' filter sizes are read from the run (Bench.sizes): the full matrix's 256 KiB, 32 MiB and
+# 1 GiB, and between them a sweep of one thread's u64 contains and add (bloom_bench.cc's kSweepSizes; earlier
+# runs have none).
 # Filters whose repetitions page in a buffer of 32 MiB or more run apart (scripts/bench-report.sh).
 LARGE_BYTES = 32 << 20
 
